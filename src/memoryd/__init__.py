@@ -1,0 +1,3 @@
+"""memoryd: the memory of a personal AI agent."""
+
+__version__ = "0.1.0"

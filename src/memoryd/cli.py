@@ -1,0 +1,161 @@
+"""The `memoryd` command line: the composition root for commands run without the daemon.
+
+Errors are one line on stderr: exit status 1 for a refused request, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+
+from memoryd import config as config_file
+from memoryd.errors import MemorydError
+from memoryd.home import Home, resolve
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
+from memoryd.recall import K_DEFAULT, K_MAX, recall
+from memoryd.reindex import reindex
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def home_option(command: F) -> F:
+    """The `--home DIR` option every command takes."""
+    return click.option(
+        "--home",
+        "home_dir",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",
+    )(command)
+
+
+def _names(home: Home) -> Names:
+    config = config_file.load(home.config)
+    return Names(agent=config.agent, owner=config.owner)
+
+
+@contextmanager
+def _index(home_dir: str | None) -> Iterator[tuple[Home, Index]]:
+    """The home's index, brought up to date with its session logs first."""
+    home = resolve(home_dir).require()
+    names = _names(home)
+    with Index(home.index) as index:
+        catch_up(index, home.sessions, names)
+        yield home, index
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memoryd")
+def cli() -> None:
+    """memoryd: the memory of a personal AI agent."""
+
+
+@cli.command("recall")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, K_MAX), default=K_DEFAULT, show_default=True)
+@click.option("--session", default=None, help="The session the recall is made for.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"text", "class", "untrusted"}.')
+@home_option
+def recall_command(
+    query: str, k: int, session: str | None, as_json: bool, home_dir: str | None
+) -> None:
+    """Recall what the agent remembers about QUERY, as the model sees it."""
+    with _index(home_dir) as (home, index):
+        answer = recall(index, query, k, session, datetime.now(UTC), home.recalls)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "text": answer.text,
+                    "class": answer.label.data_class.value,
+                    "untrusted": answer.label.untrusted,
+                },
+                ensure_ascii=False,
+            )
+        )
+    else:
+        click.echo(answer.text)
+
+
+@cli.command("reindex")
+@home_option
+def reindex_command(home_dir: str | None) -> None:
+    """Rebuild the index from the session logs and swap it in."""
+    home = resolve(home_dir).require()
+    names = _names(home)
+    if sys.stderr.isatty():
+        bar: Any = None
+
+        def start(total: int) -> None:
+            nonlocal bar
+            bar = click.progressbar(length=total, label="reindexing", file=sys.stderr)
+            bar.__enter__()
+
+        done = reindex(home.index, home.sessions, names, start, lambda: bar.update(1))
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    else:
+        done = reindex(home.index, home.sessions, names)
+    click.echo(f"reindexed {done.sessions} sessions: {done.items} items")
+    for message in done.damaged.values():
+        click.echo(f"damaged: {message}", err=True)
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@home_option
+def status_command(as_json: bool, home_dir: str | None) -> None:
+    """Show sessions, turns, items, the index's size and damaged logs."""
+    with _index(home_dir) as (home, index):
+        states = index.log_states()
+        turns = sum(s.finished for s in states.values())
+        items = index.count()
+        size = sum(
+            p.stat().st_size
+            for p in (home.index, home.index.with_name(home.index.name + "-wal"))
+            if p.exists()
+        )
+        damaged = {s.session: s.damage for s in states.values() if s.damage}
+    if as_json:
+        status = {
+            "home": str(home.root),
+            "sessions": len(states),
+            "turns": turns,
+            "items": items,
+            "index_bytes": size,
+            "damaged": damaged,
+        }
+        click.echo(json.dumps(status, indent=2))
+        return
+    click.echo(f"home      {home.root}")
+    click.echo(f"sessions  {len(states)}")
+    click.echo(f"turns     {turns} finished")
+    click.echo(f"items     {items}")
+    click.echo(f"index     {size / 1e6:.1f} MB")
+    click.echo(f"damaged   {len(damaged) or 'none'}")
+    for message in damaged.values():
+        click.echo(f"  {message}")
+
+
+def main() -> None:
+    """Run the CLI; a refused request is one line on stderr and exit status 1."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("memoryd: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except MemorydError as e:
+        click.echo(f"memoryd: {e}", err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)

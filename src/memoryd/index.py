@@ -1,0 +1,281 @@
+"""The SQLite index: items in a table, their text in an FTS5 table, and its migrations.
+
+The index is derived data (SPEC section 2): every item can be rebuilt from the session logs and
+the journal. This module runs SQL; `recall` builds the FTS5 expressions it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memoryd.errors import IndexStoreError
+
+# Append-only: a migration, once released, is never edited; a change is a new entry.
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "items and their full-text index",
+        """
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            tag TEXT NOT NULL,
+            class TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            text, content='items', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row');
+        CREATE TABLE counts (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO counts VALUES ('items', 0);
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
+            UPDATE counts SET value = value + 1 WHERE name = 'items';
+        END;
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            UPDATE counts SET value = value - 1 WHERE name = 'items';
+        END;
+        CREATE TABLE logs (
+            session TEXT PRIMARY KEY,
+            epoch INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            folder_mtime INTEGER NOT NULL,
+            progress TEXT NOT NULL,
+            finished INTEGER NOT NULL,
+            damage TEXT
+        );
+        """,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One recallable thing: a user's text, a final reply, or a dropped entry."""
+
+    key: str
+    tag: str
+    data_class: str
+    kind: str
+    who: str
+    at: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """An item found by a search, with its row id."""
+
+    id: int
+    item: Item
+
+
+@dataclass(frozen=True)
+class LogState:
+    """How far the index has read one session's logs, and what it decided on the way."""
+
+    session: str
+    epoch: int
+    offset: int
+    line: int
+    size: int
+    folder_mtime: int
+    progress: str
+    finished: int
+    damage: str | None
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the index at `path`, in WAL mode, migrated to the latest schema."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA cache_size = -65536")
+        migrate(conn)
+    except (sqlite3.Error, OSError) as e:
+        raise IndexStoreError(
+            f"cannot open the index {path}: {e}; delete it and run `memoryd reindex`"
+        ) from e
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations `conn` has not had; return how many were applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations "
+        "(id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT id FROM migrations")}
+    count = 0
+    for number, (name, script) in enumerate(MIGRATIONS, start=1):
+        if number in applied:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO migrations VALUES (?, ?, ?)",
+                (number, name, datetime.now(UTC).isoformat()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        count += 1
+    return count
+
+
+def _statements(script: str) -> Iterator[str]:
+    # sqlite3.Connection.executescript would commit the open transaction; split by hand, keeping
+    # a trigger's body (which holds semicolons) whole.
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            yield statement.strip()
+            statement = ""
+
+
+class Index:
+    """The index of one home: items, their full text, and how far each log was read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = connect(path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write transaction: other writers wait for it, readers see all of it or none."""
+        with _translated(self.path):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def add(self, items: Iterable[Item]) -> None:
+        """Add items; an item whose key is already there is left as it is."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO items (key, tag, class, kind, who, at, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text) for i in items),
+        )
+
+    def remove_session(self, session: str) -> None:
+        """Remove a session's items and what was read of its logs."""
+        # Turn keys are `<session>:<turn>:<part>`; ';' sorts right after ':'.
+        self.conn.execute(
+            "DELETE FROM items WHERE key >= ? AND key < ?", (f"{session}:", f"{session};")
+        )
+        self.conn.execute("DELETE FROM logs WHERE session = ?", (session,))
+
+    def log_state(self, session: str) -> LogState | None:
+        """How far the index has read `session`, or None when it has not."""
+        row = self.conn.execute("SELECT * FROM logs WHERE session = ?", (session,)).fetchone()
+        return None if row is None else LogState(*row)
+
+    def log_states(self) -> dict[str, LogState]:
+        """How far the index has read every session it knows."""
+        return {row[0]: LogState(*row) for row in self.conn.execute("SELECT * FROM logs")}
+
+    def save_log_state(self, state: LogState) -> None:
+        """Record how far `state.session` was read."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                state.session,
+                state.epoch,
+                state.offset,
+                state.line,
+                state.size,
+                state.folder_mtime,
+                state.progress,
+                state.finished,
+                state.damage,
+            ),
+        )
+
+    def search(self, match: str, limit: int) -> list[Hit]:
+        """The `limit` best items for an FTS5 expression, best (lowest bm25) first."""
+        with _translated(self.path):
+            rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
+        return [Hit(row[0], Item(*row[1:])) for row in rows]
+
+    def documents(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many items hold each term (0 when none does)."""
+        folded = {term: fold(term) for term in terms}
+        with _translated(self.path):
+            found = dict(
+                self.conn.execute(
+                    "SELECT term, doc FROM items_vocab WHERE term IN "
+                    f"({', '.join('?' * len(folded))})",
+                    list(folded.values()),
+                ).fetchall()
+            )
+        return {term: found.get(token, 0) for term, token in folded.items()}
+
+    def optimize(self) -> None:
+        """Merge the full-text index into one segment: the fastest form to search."""
+        with _translated(self.path):
+            self.conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
+
+    def count(self) -> int:
+        """How many items the index holds."""
+        with _translated(self.path):
+            row = self.conn.execute("SELECT value FROM counts WHERE name = 'items'").fetchone()
+        return int(row[0])
+
+
+# FTS5 sorts by `rank` (bm25) itself; the join with `items` runs for the top rows only.
+SEARCH_SQL = """
+SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text
+FROM (
+    SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?
+) AS top
+JOIN items ON items.id = top.rowid
+ORDER BY top.rank
+"""
+
+
+def fold(term: str) -> str:
+    """A term as the `unicode61 remove_diacritics 2` tokenizer stores it."""
+    decomposed = unicodedata.normalize("NFD", term.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@contextlib.contextmanager
+def _translated(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as e:
+        raise IndexStoreError(
+            f"the index {path} failed: {e}; if it persists, run `memoryd reindex`"
+        ) from e

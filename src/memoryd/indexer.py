@@ -1,0 +1,208 @@
+"""Bringing the index up to date with the session logs: incremental, idempotent, cheap.
+
+Each session's read position (epoch, byte offset, line) and its `Progress` are kept beside the
+items, so a catch-up reads only what was written since the last one. A session whose folder and
+current log file are unchanged (mtime and size) is passed over without being opened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.errors import DamagedLogError
+from memoryd.index import Index, Item, LogState
+from memoryd.secrets import redact
+from memoryd.sessions import Progress, Turn, epoch_logs, read_from
+
+# Session ids become item keys (`<session>:<turn>:<part>`) and Honcho session ids.
+SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
+
+# Commit every so many items, so a first catch-up of a large home keeps its WAL small.
+_BATCH = 20_000
+
+
+@dataclass(frozen=True)
+class Names:
+    """Who the items say spoke: the agent, and the owner when a user record names no speaker."""
+
+    agent: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What one catch-up did."""
+
+    sessions: int
+    read: int
+    items: int
+    damaged: dict[str, str]
+
+
+def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[Item]:
+    """The two items of a finished turn: the user's text and the final reply, secrets removed."""
+    assert turn.reply is not None and turn.reply_at is not None
+    return [
+        Item(
+            f"{session}:{turn.number}:user",
+            "memory-tainted" if turn.tainted else "memory",
+            data_class,
+            "said",
+            turn.speaker or names.owner,
+            turn.at,
+            redact(turn.text),
+        ),
+        Item(
+            f"{session}:{turn.number}:reply",
+            "memory-tainted" if turn.reply_tainted else "memory",
+            data_class,
+            "reply",
+            names.agent,
+            turn.reply_at,
+            redact(turn.reply),
+        ),
+    ]
+
+
+def _fresh(session: str, folder_mtime: int) -> LogState:
+    return LogState(session, 0, 0, 0, 0, folder_mtime, Progress().to_json(), 0, None)
+
+
+def _unchanged(folder: Path, state: LogState, folder_mtime: int) -> bool:
+    if state.folder_mtime != folder_mtime:
+        return False
+    try:
+        size = (folder / f"{state.epoch}.jsonl").stat().st_size
+    except FileNotFoundError:
+        size = 0
+    return size == state.size
+
+
+def read_session(
+    folder: Path, state: LogState, names: Names, folder_mtime: int
+) -> tuple[LogState, list[Item]]:
+    """Read a session's logs on from `state`; give the new state and the new items."""
+    progress = Progress.from_json(state.progress)
+    items: list[Item] = []
+    epoch, offset, number, size = state.epoch, state.offset, state.line, state.size
+    finished = state.finished
+    damage = None
+    try:
+        for n, path in epoch_logs(folder.parent, folder.name):
+            if n < state.epoch:
+                continue
+            if n > epoch:
+                # A later epoch: the earlier file is done (a partial last line there was a
+                # write the loop never finished).
+                epoch, offset, number = n, 0, 0
+            size, lines = read_from(path, offset, number)
+            for line in lines:
+                if line.record is not None:
+                    try:
+                        closed = progress.feed(line.record)
+                    except ValueError as e:
+                        raise DamagedLogError(path, line.number, str(e)) from None
+                    for turn in closed:
+                        if turn.finished:
+                            finished += 1
+                            items.extend(
+                                turn_items(folder.name, turn, progress.data_class.value, names)
+                            )
+                offset, number = line.end, line.number
+    except DamagedLogError as e:
+        damage = str(e)
+    new = LogState(
+        folder.name,
+        epoch,
+        offset,
+        number,
+        size,
+        folder_mtime,
+        progress.to_json(),
+        finished,
+        damage,
+    )
+    return new, items
+
+
+@dataclass(frozen=True)
+class _Read:
+    state: LogState
+    items: list[Item]
+    restarted: bool
+
+
+def session_folders(sessions: Path) -> list[os.DirEntry[str]]:
+    """The session folders under `sessions` whose names are session ids, sorted by name."""
+    try:
+        with os.scandir(sessions) as entries:
+            found = [e for e in entries if e.is_dir() and SESSION_ID.fullmatch(e.name)]
+    except FileNotFoundError:
+        return []
+    return sorted(found, key=lambda e: e.name)
+
+
+def catch_up(
+    index: Index,
+    sessions: Path,
+    names: Names,
+    on_session: Callable[[], None] | None = None,
+) -> CatchUp:
+    """Index every finished turn written since the last catch-up; drop vanished sessions."""
+    folders = session_folders(sessions)
+    states = index.log_states()
+    read = added = 0
+    pending: list[_Read] = []
+    for entry in folders:
+        folder_mtime = entry.stat().st_mtime_ns
+        state = states.get(entry.name)
+        if state is None or not _unchanged(Path(entry.path), state, folder_mtime):
+            done = _read(Path(entry.path), state, names, folder_mtime)
+            pending.append(done)
+            states[entry.name] = done.state
+            read += 1
+            added += len(done.items)
+            if sum(len(p.items) for p in pending) >= _BATCH:
+                _write(index, pending)
+                pending = []
+        if on_session is not None:
+            on_session()
+    _write(index, pending)
+    vanished = set(states) - {entry.name for entry in folders}
+    if vanished:
+        with index.writing():
+            for session in vanished:
+                index.remove_session(session)
+    damaged = {
+        s.session: s.damage for s in states.values() if s.damage and s.session not in vanished
+    }
+    return CatchUp(len(folders), read, added, damaged)
+
+
+def _read(folder: Path, state: LogState | None, names: Names, folder_mtime: int) -> _Read:
+    fresh = _fresh(folder.name, folder_mtime)
+    if state is None:
+        return _Read(*read_session(folder, fresh, names, folder_mtime), restarted=False)
+    try:
+        shrunk = (folder / f"{state.epoch}.jsonl").stat().st_size < state.offset
+    except FileNotFoundError:
+        shrunk = state.offset > 0
+    if shrunk:
+        # The log was rewritten, not appended to: read the session again from its start.
+        return _Read(*read_session(folder, fresh, names, folder_mtime), restarted=True)
+    return _Read(*read_session(folder, state, names, folder_mtime), restarted=False)
+
+
+def _write(index: Index, pending: list[_Read]) -> None:
+    if not pending:
+        return
+    with index.writing():
+        for done in pending:
+            if done.restarted:
+                index.remove_session(done.state.session)
+            index.add(done.items)
+            index.save_log_state(done.state)

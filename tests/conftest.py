@@ -1,0 +1,26 @@
+"""Shared fixtures: every test gets its own home in `tmp_path`, and a way to write session logs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryd.home import Home
+from memoryd.index import Index
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    """A fresh home, also named by $MEMORYD_HOME, so nothing reaches the real user data dir."""
+    created = Home(tmp_path / "home").create()
+    monkeypatch.setenv("MEMORYD_HOME", str(created.root))
+    return created
+
+
+@pytest.fixture
+def index(home: Home) -> Iterator[Index]:
+    """The home's index, open."""
+    with Index(home.index) as opened:
+        yield opened

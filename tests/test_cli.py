@@ -1,0 +1,124 @@
+"""The CLI end to end, in a subprocess: answers, exit statuses, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from logs import turn, write_log
+
+from memoryd.home import Home
+
+
+def memoryd(*args: str, home: Home | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `memoryd ARGS` as a user would, with the test's home."""
+    env = dict(os.environ)
+    if home is not None:
+        env["MEMORYD_HOME"] = str(home.root)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_recall_prints_the_answer_the_model_sees(home: Home) -> None:
+    write_log(home, "s1", turn("where is the boat", "in the harbour", speaker="ann"))
+    done = memoryd("recall", "boat", home=home)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "[1] memory · ann said, 2026-09-28 23:19 UTC · private\n  where is the boat\n"
+    )
+
+
+def test_recall_json_carries_the_label(home: Home) -> None:
+    write_log(
+        home,
+        "s1",
+        [{"type": "tool_result", "name": "web", "text": "", "untrusted": True}, *turn("boat", "x")],
+    )
+    done = memoryd("recall", "boat", "-k", "1", "--json", "--session", "s7", home=home)
+    assert json.loads(done.stdout) == {
+        "text": "[1] memory-tainted · owner said, 2026-09-28 23:19 UTC · private\n  boat",
+        "class": "private",
+        "untrusted": True,
+    }
+    logged = json.loads((home.recalls / os.listdir(home.recalls)[0]).read_text())
+    assert logged["session"] == "s7"
+
+
+def test_the_config_names_the_agent_and_the_owner(home: Home) -> None:
+    home.config.write_text('agent = "boxmaker"\nowner = "kyle"\n')
+    write_log(home, "s1", turn("otter", "an otter reply"))
+    done = memoryd("recall", "otter", "-k", "2", home=home)
+    assert "kyle said" in done.stdout
+    assert "boxmaker said" in done.stdout
+
+
+def test_a_bad_config_is_one_line_naming_the_file(home: Home) -> None:
+    home.config.write_text('agnet = "x"\n')
+    done = memoryd("recall", "otter", home=home)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert "memoryd.toml: unknown key 'agnet'" in done.stderr
+
+
+def test_the_home_option_wins_over_the_environment(home: Home, tmp_path: Path) -> None:
+    other = Home(tmp_path / "other").create()
+    write_log(other, "s1", turn("narwhal", "x"))
+    done = memoryd("recall", "narwhal", "--home", str(other.root), home=home)
+    assert "narwhal" in done.stdout
+
+
+def test_status_counts_sessions_turns_items_and_damage(home: Home) -> None:
+    write_log(home, "s1", turn("a", "b") + turn("c", "d"))
+    write_log(home, "s2", [{"type": "user", "at": "2026-09-28T23:19Z"}])
+    done = memoryd("status", "--json", home=home)
+    status = json.loads(done.stdout)
+    assert (status["sessions"], status["turns"], status["items"]) == (2, 2, 4)
+    assert status["index_bytes"] > 0
+    assert list(status["damaged"]) == ["s2"]
+    assert "0.jsonl: line 1" in status["damaged"]["s2"]
+    text = memoryd("status", home=home).stdout
+    assert "items     4" in text
+    assert "damaged   1" in text
+
+
+def test_reindex_rebuilds_and_reports(home: Home) -> None:
+    write_log(home, "s1", turn("a", "b"))
+    done = memoryd("reindex", home=home)
+    assert (done.returncode, done.stdout) == (0, "reindexed 1 sessions: 2 items\n")
+    assert memoryd("recall", "a", home=home).stdout.startswith("[1] memory")
+
+
+def test_bad_input_is_one_line_and_an_exit_status(home: Home, tmp_path: Path) -> None:
+    cases = [
+        (("recall", ""), 1, "no word to search for"),
+        (("recall", "x" * 501), 1, "at most 500"),
+        (("recall", "x", "-k", "0"), 2, "0 is not in the range 1<=x<=20"),
+        (("recall", "x", "-k", "21"), 2, "21 is not in the range"),
+        (("recall", "x", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
+        (("status", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
+        (("frobnicate",), 2, "No such command"),
+    ]
+    for args, status, message in cases:
+        done = memoryd(*args, home=home)
+        assert done.returncode == status, (args, done.stderr)
+        assert message in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stdout == ""
+
+
+def test_the_cli_imports_no_server_stack() -> None:
+    code = (
+        "import sys, memoryd.cli; "
+        "print(sorted(m for m in ('uvicorn', 'fastapi', 'starlette', 'httpx', 'mcp') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
