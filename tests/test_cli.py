@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from logs import turn, write_log
-
 from memoryd.home import Home
 
 

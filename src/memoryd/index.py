@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memoryd.errors import IndexStoreError
+from memoryd.relevance import fold, tokens
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -29,22 +30,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             kind TEXT NOT NULL,
             who TEXT NOT NULL,
             at TEXT NOT NULL,
-            text TEXT NOT NULL
+            text TEXT NOT NULL,
+            length INTEGER NOT NULL
         );
         CREATE VIRTUAL TABLE items_fts USING fts5(
             text, content='items', content_rowid='id',
             tokenize='unicode61 remove_diacritics 2'
         );
-        CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row');
+        CREATE TABLE terms (term TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
         CREATE TABLE counts (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-        INSERT INTO counts VALUES ('items', 0);
+        INSERT INTO counts VALUES ('items', 0), ('tokens', 0);
         CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
             INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
             UPDATE counts SET value = value + 1 WHERE name = 'items';
+            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
         END;
         CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
             INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
             UPDATE counts SET value = value - 1 WHERE name = 'items';
+            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
         END;
         CREATE TABLE logs (
             session TEXT PRIMARY KEY,
@@ -182,19 +186,36 @@ class Index:
             self.conn.execute("COMMIT")
 
     def add(self, items: Iterable[Item]) -> None:
-        """Add items; an item whose key is already there is left as it is."""
+        """Add items, counting the documents that hold each of their terms."""
+        documents: Counter[str] = Counter()
+        rows = []
+        for i in items:
+            found = tokens(i.text)
+            documents.update(set(found))
+            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text, len(found)))
         self.conn.executemany(
-            "INSERT OR IGNORE INTO items (key, tag, class, kind, who, at, text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text) for i in items),
+            "INSERT INTO items (key, tag, class, kind, who, at, text, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        self.conn.executemany(
+            "INSERT INTO terms VALUES (?, ?) "
+            "ON CONFLICT (term) DO UPDATE SET documents = documents + excluded.documents",
+            documents.items(),
         )
 
     def remove_session(self, session: str) -> None:
         """Remove a session's items and what was read of its logs."""
         # Turn keys are `<session>:<turn>:<part>`; ';' sorts right after ':'.
-        self.conn.execute(
-            "DELETE FROM items WHERE key >= ? AND key < ?", (f"{session}:", f"{session};")
+        span = (f"{session}:", f"{session};")
+        documents: Counter[str] = Counter()
+        for (text,) in self.conn.execute("SELECT text FROM items WHERE key >= ? AND key < ?", span):
+            documents.update(set(tokens(text)))
+        self.conn.executemany(
+            "UPDATE terms SET documents = documents - ? WHERE term = ?",
+            ((count, term) for term, count in documents.items()),
         )
+        self.conn.execute("DELETE FROM items WHERE key >= ? AND key < ?", span)
         self.conn.execute("DELETE FROM logs WHERE session = ?", (session,))
 
     def log_state(self, session: str) -> LogState | None:
@@ -229,13 +250,31 @@ class Index:
             rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
+    def matching(self, match: str, limit: int) -> list[int]:
+        """The row ids of at most `limit` items an FTS5 expression matches, unranked."""
+        with _translated(self.path):
+            rows = self.conn.execute(
+                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?", (match, limit)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def hits(self, ids: list[int]) -> list[Hit]:
+        """The items with these row ids."""
+        with _translated(self.path):
+            rows = self.conn.execute(
+                "SELECT id, key, tag, class, kind, who, at, text FROM items "
+                f"WHERE id IN ({', '.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+        return [Hit(row[0], Item(*row[1:])) for row in rows]
+
     def documents(self, terms: Iterable[str]) -> dict[str, int]:
         """How many items hold each term (0 when none does)."""
         folded = {term: fold(term) for term in terms}
         with _translated(self.path):
             found = dict(
                 self.conn.execute(
-                    "SELECT term, doc FROM items_vocab WHERE term IN "
+                    "SELECT term, documents FROM terms WHERE term IN "
                     f"({', '.join('?' * len(folded))})",
                     list(folded.values()),
                 ).fetchall()
@@ -249,9 +288,13 @@ class Index:
 
     def count(self) -> int:
         """How many items the index holds."""
+        return self.counts()[0]
+
+    def counts(self) -> tuple[int, int]:
+        """How many items the index holds, and how many tokens they hold together."""
         with _translated(self.path):
-            row = self.conn.execute("SELECT value FROM counts WHERE name = 'items'").fetchone()
-        return int(row[0])
+            found = dict(self.conn.execute("SELECT name, value FROM counts").fetchall())
+        return int(found["items"]), int(found["tokens"])
 
 
 # FTS5 sorts by `rank` (bm25) itself; the join with `items` runs for the top rows only.
@@ -263,12 +306,6 @@ FROM (
 JOIN items ON items.id = top.rowid
 ORDER BY top.rank
 """
-
-
-def fold(term: str) -> str:
-    """A term as the `unicode61 remove_diacritics 2` tokenizer stores it."""
-    decomposed = unicodedata.normalize("NFD", term.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 @contextlib.contextmanager

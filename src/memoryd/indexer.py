@@ -131,6 +131,7 @@ def read_session(
 
 @dataclass(frozen=True)
 class _Read:
+    before: LogState | None
     state: LogState
     items: list[Item]
     restarted: bool
@@ -186,15 +187,15 @@ def catch_up(
 def _read(folder: Path, state: LogState | None, names: Names, folder_mtime: int) -> _Read:
     fresh = _fresh(folder.name, folder_mtime)
     if state is None:
-        return _Read(*read_session(folder, fresh, names, folder_mtime), restarted=False)
+        return _Read(None, *read_session(folder, fresh, names, folder_mtime), restarted=False)
     try:
         shrunk = (folder / f"{state.epoch}.jsonl").stat().st_size < state.offset
     except FileNotFoundError:
         shrunk = state.offset > 0
     if shrunk:
         # The log was rewritten, not appended to: read the session again from its start.
-        return _Read(*read_session(folder, fresh, names, folder_mtime), restarted=True)
-    return _Read(*read_session(folder, state, names, folder_mtime), restarted=False)
+        return _Read(state, *read_session(folder, fresh, names, folder_mtime), restarted=True)
+    return _Read(state, *read_session(folder, state, names, folder_mtime), restarted=False)
 
 
 def _write(index: Index, pending: list[_Read]) -> None:
@@ -202,6 +203,10 @@ def _write(index: Index, pending: list[_Read]) -> None:
         return
     with index.writing():
         for done in pending:
+            if index.log_state(done.state.session) != done.before:
+                # Another process indexed this session since we read its state: its write
+                # stands, and ours would add the same items again.
+                continue
             if done.restarted:
                 index.remove_session(done.state.session)
             index.add(done.items)

@@ -20,6 +20,7 @@ from pathlib import Path
 from memoryd.errors import RecallError
 from memoryd.index import Hit, Index
 from memoryd.labels import DataClass, Label
+from memoryd.relevance import bm25, fold, idf, tokens
 from memoryd.secrets import redact
 from memoryd.text import header, item, snippet, when
 
@@ -27,12 +28,15 @@ K_DEFAULT = 5
 K_MAX = 20
 QUERY_MAX = 500
 
-COMMON_SHARE = 0.05
+COMMON_SHARE = 0.01
 """A term held by more than this share of the items is common: its idf is small next to a rare
 term's, and scoring every row it matches is what makes a plain OR query slow."""
 
 COMMON_FLOOR = 2_000
 """A term held by fewer items than this is never left out: scoring them costs little."""
+
+SCORED = 1_000
+"""At most this many matching items are scored in Python; more are ranked by FTS5."""
 
 
 def terms(query: str) -> list[str]:
@@ -94,13 +98,40 @@ def check(query: str, k: int) -> list[str]:
 
 def search(index: Index, found: list[str], k: int, floor: int = COMMON_FLOOR) -> list[Hit]:
     """The at most `k` best items for the terms: every-term items first, then some-term items."""
-    hits = index.search(every(found), k)
-    if len(hits) == k or len(found) == 1:
+    if len(found) == 1:
+        return index.search(every(found), k)
+    hits = ranked(index, every(found), found, k, seen=set())
+    if len(hits) == k:
         return hits
     kept = rarer(index.documents(found), index.count(), floor=floor)
-    seen = {hit.id for hit in hits}
-    more = [hit for hit in index.search(some(kept), k) if hit.id not in seen]
-    return hits + more[: k - len(hits)]
+    more = ranked(index, some(kept), found, k - len(hits), seen={hit.id for hit in hits})
+    return hits + more
+
+
+def ranked(index: Index, match: str, found: list[str], k: int, seen: set[int]) -> list[Hit]:
+    """The at most `k` best items an FTS5 expression matches, by bm25, leaving out `seen`.
+
+    When the matching items are few, they are scored here against every term
+    (`relevance.bm25`, with the document counts kept beside the index): FTS5's own ranking
+    would first scan every row holding each term of the expression, to count them.
+    """
+    folded = [fold(term) for term in found]
+    ids = index.matching(match, SCORED + 1)
+    if len(ids) > SCORED or any(tokens(term) != [term] for term in folded):
+        # Many items, or a character the tokenizer splits on and Python does not: FTS5 ranks.
+        return [hit for hit in index.search(match, k + len(seen)) if hit.id not in seen][:k]
+    ids = [i for i in ids if i not in seen]
+    if not ids:
+        return []
+    items, total = index.counts()
+    documents = index.documents(folded)
+    weights = {term: idf(documents[term], items) for term in folded}
+    average = total / items if items else 0.0
+    scored = [
+        (bm25(folded, tokens(hit.item.text), weights, average), hit) for hit in index.hits(ids)
+    ]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+    return [hit for _, hit in scored[:k]]
 
 
 def source(hit: Hit) -> str:
