@@ -48,7 +48,8 @@ _KEYS_RE = "|".join(re.escape(prefix) + rest + r"(?![A-Za-z0-9])" for prefix, re
 _MASKED_RE = rf"(?:{_PREFIXES})[A-Za-z0-9]{{0,8}}(?:\*{{3,}}|•{{3,}}|x{{3,}}|X{{3,}})" + _KEY + "*"
 _PRIVATE_KEY_RE = (
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
-    r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s]*)"
+    # With no END line, the base64 lines that follow (a word is too short to be one).
+    r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:\s*[A-Za-z0-9+/=]{20,})*)"
 )
 _SECRET = re.compile(rf"{_START}(?:{_MASKED_RE}|{_KEYS_RE})|{_PRIVATE_KEY_RE}|{re.escape(REMOVED)}")
 
@@ -73,4 +74,11 @@ def has_secret(text: str) -> bool:
 
 def redact(text: str) -> str:
     """`text` with every secret in it replaced by `[secret removed]`."""
-    return _SECRET.sub(REMOVED, text) if _may_hold_secret(text) else text
+    # Removing one secret can expose the start of the next (a key glued to a private key's END
+    # line), so repeat until nothing changes; each pass only shortens or keeps the text.
+    while _may_hold_secret(text):
+        done = _SECRET.sub(REMOVED, text)
+        if done == text:
+            return done
+        text = done
+    return text

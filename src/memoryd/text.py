@@ -25,7 +25,9 @@ _NAMED_TAGS = (
 )
 _TAG = re.compile(
     # `<|...|>` and the full-width `<｜...｜>` forms, then the named tags, open or closed.
-    r"<[|｜][^<>\n]*?[|｜]>|</?(?:" + "|".join(_NAMED_TAGS) + r")>",
+    # A line break inside a bar form is allowed: `snippet` folds it to a space afterwards, which
+    # would otherwise make a whole tag.
+    r"<[|｜][^<>]*?[|｜]>|</?(?:" + "|".join(_NAMED_TAGS) + r")>",
     re.IGNORECASE,
 )
 _LINE_SEPARATORS = {"\u2028", "\u2029"}
