@@ -156,7 +156,7 @@ def catch_up(
     """Index every finished turn written since the last catch-up; drop vanished sessions."""
     folders = session_folders(sessions)
     states = index.log_states()
-    read = added = 0
+    read = added = batched = 0
     pending: list[_Read] = []
     for entry in folders:
         folder_mtime = entry.stat().st_mtime_ns
@@ -167,9 +167,10 @@ def catch_up(
             states[entry.name] = done.state
             read += 1
             added += len(done.items)
-            if sum(len(p.items) for p in pending) >= _BATCH:
+            batched += len(done.items)
+            if batched >= _BATCH:
                 _write(index, pending)
-                pending = []
+                pending, batched = [], 0
         if on_session is not None:
             on_session()
     _write(index, pending)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def parse_line(line: str) -> Record | None:
         raise ValueError(f"not JSON ({e.msg})") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    if "\\ud" in line.lower():
+    if "\\ud" in line or "\\uD" in line:
         data = _without_surrogates(data)
     kind_name = data.get("type")
     if not isinstance(kind_name, str):
@@ -161,13 +161,18 @@ class Progress:
             case Kind.TOOL_RESULT:
                 self.tainted = self.tainted or record.data.get("untrusted", False)
             case Kind.FINAL:
-                if self.pending is not None:
+                pending = self.pending
+                if pending is not None:
                     closed.append(
-                        replace(
-                            self.pending,
-                            reply=record.text(),
-                            reply_at=record.text("at"),
-                            reply_tainted=self.tainted,
+                        Turn(
+                            pending.number,
+                            pending.text,
+                            pending.speaker,
+                            pending.at,
+                            pending.tainted,
+                            record.text(),
+                            record.text("at"),
+                            self.tainted,
                         )
                     )
                     self.pending = None
