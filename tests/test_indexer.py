@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from logs import turn, write_log
+from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import MIGRATIONS, Index, migrate
+from memoryd.index import MIGRATIONS, Index, Item, migrate
 from memoryd.indexer import Names, catch_up
 from memoryd.reindex import reindex
 
@@ -283,3 +283,12 @@ def test_migrating_again_is_a_no_op(home: Home, twice: int) -> None:
         applied = [row[0] for row in index.conn.execute("SELECT id FROM migrations")]
         assert applied == list(range(1, len(MIGRATIONS) + 1))
         assert migrate(index.conn) == 0
+
+
+def test_a_session_named_dropped_leaves_the_dropped_entries_alone(home: Home, index: Index) -> None:
+    index.add([Item("dropped:1:0", "memory", "private", "dropped", "notes.md", AT, "old note")])
+    write_log(home, "dropped", turn("a", "b"))
+    catch_up(index, home.sessions, NAMES)
+    write_log(home, "dropped", turn("c", "d"), mode="w")
+    catch_up(index, home.sessions, NAMES)
+    assert keys(index) == ["dropped:1:0", "dropped:1:reply", "dropped:1:user"]

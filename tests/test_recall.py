@@ -17,7 +17,8 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.labels import DataClass, Label
-from memoryd.recall import every, local, rarer, recall, search, some, terms
+from memoryd.recall import local, recall
+from memoryd.search import every, rarer, search, some, terms
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 NOW = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
@@ -116,8 +117,8 @@ def test_a_common_term_is_left_out_of_the_second_part(home: Home, index: Index) 
         catch_up(opened, home.sessions, NAMES)
         documents = opened.documents(["the", "walrus", "missing"])
         assert documents == {"the": 81, "walrus": 2, "missing": 0}
-        assert rarer(documents, opened.count(), share=0.05, floor=0) == ["walrus", "missing"]
-        assert rarer(documents, opened.count()) == ["the", "walrus", "missing"]
+        assert rarer(documents, opened.count(), share=0.05, floor=0) == ["missing", "walrus"]
+        assert rarer(documents, opened.count()) == ["missing", "walrus", "the"]
         hits = search(opened, ["the", "walrus"], 5, floor=0)
     assert [hit.item.text for hit in hits] == ["the walrus", "a walrus alone"]
 

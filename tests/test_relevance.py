@@ -10,8 +10,8 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.recall import every, ranked, terms
-from memoryd.relevance import bm25, fold, idf, tokens
+from memoryd.relevance import CLOSE, OPEN, bm25, fold, idf, marked, tokens
+from memoryd.search import Costs, Weights, every, every_term, search, some, terms
 
 WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉCOLE", "x1", "42"]
 
@@ -28,6 +28,18 @@ WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉC
 )
 def test_tokens_are_what_fts5_indexes(text: str, expected: list[str]) -> None:
     assert tokens(text) == expected
+
+
+def test_marked_counts_each_weighed_term_in_the_marked_spans() -> None:
+    text = f"{OPEN}Walrus{CLOSE} and {OPEN}otter walrus{CLOSE} swim by the walrus"
+    assert marked(text, {"walrus": 1.0, "otter": 1.0}) == {"walrus": 2, "otter": 1}
+
+
+def test_the_marks_never_stand_in_an_indexed_text(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn(f"a {OPEN}walrus{CLOSE} b", "-"))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    texts = [row[0] for row in index.conn.execute("SELECT text FROM items")]
+    assert "a  walrus  b" in texts
 
 
 def test_fold_lowercases_and_removes_diacritics() -> None:
@@ -57,7 +69,8 @@ def test_python_bm25_gives_fts5s_scores(home: Home, index: Index) -> None:
         ).fetchall()
         assert rows, query
         for text, score in rows:
-            assert bm25(folded, tokens(text), weights, total / items) == pytest.approx(
+            counts = {t: tokens(text).count(t) for t in folded if t in tokens(text)}
+            assert bm25(counts, len(tokens(text)), weights, total / items) == pytest.approx(
                 -score, rel=1e-9
             )
 
@@ -68,6 +81,61 @@ def test_every_term_items_are_in_fts5s_order(home: Home, index: Index) -> None:
         write_log(home, f"s{n}", turn(" ".join(rng.choices(WORDS, k=rng.randint(2, 9))), "-"))
     catch_up(index, home.sessions, Names("agent", "owner"))
     for query in ["walrus otter", "the a", "cafe naive"]:
-        ours = ranked(index, every(terms(query)), terms(query), 20, seen=set())
+        folded = [fold(t) for t in terms(query)]
+        items, total = index.counts()
+        documents = index.documents(folded)
+        weights = Weights({t: idf(documents[t], items) for t in folded}, total / items)
+        ours = every_term(index, folded, weights, 10**6, 20)
         theirs = index.search(every(terms(query)), 20)
         assert [h.item.text for h in ours] == [h.item.text for h in theirs]
+
+
+def fts5_scores(index: Index, match: str) -> dict[int, float]:
+    """Every row an FTS5 expression matches, with FTS5's bm25 (higher is better)."""
+    rows = index.conn.execute(
+        "SELECT rowid, -bm25(items_fts) FROM items_fts WHERE items_fts MATCH ?", (match,)
+    ).fetchall()
+    return dict(rows)
+
+
+READ_HERE = Costs(postings_per_row=1, ranked_per_row=1)
+RANKED_BY_FTS5 = Costs(scored=0)
+
+
+@pytest.mark.parametrize("costs", [READ_HERE, RANKED_BY_FTS5], ids=["read here", "fts5"])
+@pytest.mark.parametrize("seed", range(6))
+def test_both_parts_give_fts5s_ranking_with_every_term_rows_first(
+    home: Home, index: Index, seed: int, costs: Costs
+) -> None:
+    rng = random.Random(seed)
+    vocabulary = [f"w{n}" for n in range(30)]
+    for n in range(150):
+        words = rng.choices(vocabulary, weights=[1 / (i + 1) for i in range(30)], k=8)
+        write_log(home, f"s{n}", turn(" ".join(words), "-"))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    for query in ["w0 w5 w20", "w1 w2", "w3 w17 w25 w29", "w0 w1 w2 w3"]:
+        found = terms(query)
+        every_row = set(fts5_scores(index, every(found)))
+        scores = fts5_scores(index, some(found))
+        expected = sorted(scores, key=lambda i: (i not in every_row, -scores[i]))[:12]
+        hits = search(index, found, 12, floor=10**9, costs=costs)
+        assert [scores[h.id] for h in hits] == pytest.approx([scores[i] for i in expected])
+
+
+def test_the_second_part_leaves_common_terms_out_of_its_match_and_its_scores(
+    home: Home, index: Index
+) -> None:
+    rng = random.Random(3)
+    for n in range(120):
+        words = ["w0"] * rng.randint(0, 3) + rng.choices(["w1", "w2", "w3"], k=3)
+        write_log(home, f"s{n}", turn(" ".join(words), "-"))
+    write_log(home, "x", turn("w0 w0 w0 w9", "-"))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    found = ["w0", "w9", "w3"]
+    kept = [t for t in found if index.documents([t])[t] <= 50]
+    assert kept == ["w9"]
+    scores = fts5_scores(index, some(kept))
+    for costs in (READ_HERE, RANKED_BY_FTS5):
+        hits = search(index, found, 5, floor=50, costs=costs)
+        assert [h.item.text for h in hits] == ["w0 w0 w0 w9"]
+        assert set(scores) == {hits[0].id}

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memoryd.errors import IndexStoreError
-from memoryd.relevance import fold, tokens
+from memoryd.relevance import CLOSE, OPEN, fold, tokens
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -60,6 +60,17 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             progress TEXT NOT NULL,
             finished INTEGER NOT NULL,
             damage TEXT
+        );
+        """,
+    ),
+    (
+        "how far the memory journal was indexed",
+        """
+        CREATE TABLE journal_read (
+            one INTEGER PRIMARY KEY CHECK (one = 1),
+            end_offset INTEGER NOT NULL,
+            last_start INTEGER NOT NULL,
+            last_digest TEXT NOT NULL
         );
         """,
     ),
@@ -190,9 +201,12 @@ class Index:
         documents: Counter[str] = Counter()
         rows = []
         for i in items:
-            found = tokens(i.text)
+            # The marks of `highlight()` never stand in an item's text (they are control
+            # characters, which an item shows as spaces anyway).
+            text = i.text.translate(_NO_MARKS)
+            found = tokens(text)
             documents.update(set(found))
-            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text, len(found)))
+            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, text, len(found)))
         self.conn.executemany(
             "INSERT INTO items (key, tag, class, kind, who, at, text, length) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -209,13 +223,15 @@ class Index:
         # Turn keys are `<session>:<turn>:<part>`; ';' sorts right after ':'.
         span = (f"{session}:", f"{session};")
         documents: Counter[str] = Counter()
-        for (text,) in self.conn.execute("SELECT text FROM items WHERE key >= ? AND key < ?", span):
+        # A session named `dropped` must not take the dropped entries (`dropped:<id>:<n>`).
+        turns = "key >= ? AND key < ? AND kind != 'dropped'"
+        for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {turns}", span):
             documents.update(set(tokens(text)))
         self.conn.executemany(
             "UPDATE terms SET documents = documents - ? WHERE term = ?",
             ((count, term) for term, count in documents.items()),
         )
-        self.conn.execute("DELETE FROM items WHERE key >= ? AND key < ?", span)
+        self.conn.execute(f"DELETE FROM items WHERE {turns}", span)
         self.conn.execute("DELETE FROM logs WHERE session = ?", (session,))
 
     def log_state(self, session: str) -> LogState | None:
@@ -268,6 +284,12 @@ class Index:
             ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
+    def marked(self, match: str, limit: int) -> list[tuple[int, str, int]]:
+        """At most `limit` items an FTS5 expression matches, unranked: each one's row id, its
+        text with every instance of the expression's terms marked, and its length in tokens."""
+        with _translated(self.path):
+            return self.conn.execute(MARKED_SQL, (OPEN, CLOSE, match, limit)).fetchall()
+
     def documents(self, terms: Iterable[str]) -> dict[str, int]:
         """How many items hold each term (0 when none does)."""
         folded = {term: fold(term) for term in terms}
@@ -296,6 +318,45 @@ class Index:
             found = dict(self.conn.execute("SELECT name, value FROM counts").fetchall())
         return int(found["items"]), int(found["tokens"])
 
+    def journal_read(self) -> tuple[int, int, str] | None:
+        """How far the memory journal was indexed: the offset after the last line read, where
+        that line starts, and its sha256; None when none was."""
+        with _translated(self.path):
+            row = self.conn.execute(
+                "SELECT end_offset, last_start, last_digest FROM journal_read"
+            ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+    def save_journal_read(self, end: int, start: int, digest: str) -> None:
+        """Record how far the memory journal was read (inside `writing`)."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO journal_read VALUES (1, ?, ?, ?)", (end, start, digest)
+        )
+
+    def remove_dropped(self) -> None:
+        """Remove every dropped entry's item and what was read of the journal (in `writing`)."""
+        # Dropped keys are `dropped:<line>:<n>`; a session may be named `dropped` too, so the
+        # kind is what tells them apart.
+        span = ("dropped:", "dropped;")
+        where = "key >= ? AND key < ? AND kind = 'dropped'"
+        documents: Counter[str] = Counter()
+        for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {where}", span):
+            documents.update(set(tokens(text)))
+        self.conn.executemany(
+            "UPDATE terms SET documents = documents - ? WHERE term = ?",
+            ((count, term) for term, count in documents.items()),
+        )
+        self.conn.execute(f"DELETE FROM items WHERE {where}", span)
+        self.conn.execute("DELETE FROM journal_read")
+
+
+_NO_MARKS = str.maketrans({OPEN: " ", CLOSE: " "})
+
+MARKED_SQL = """
+SELECT f.rowid, highlight(items_fts, 0, ?, ?), items.length
+FROM items_fts AS f JOIN items ON items.id = f.rowid
+WHERE items_fts MATCH ? LIMIT ?
+"""
 
 # FTS5 sorts by `rank` (bm25) itself; the join with `items` runs for the top rows only.
 SEARCH_SQL = """

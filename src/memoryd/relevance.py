@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
 
 K1 = 1.2
 B = 0.75
@@ -19,6 +18,12 @@ B = 0.75
 # The `unicode61` tokenizer's token characters are the letters and numbers (L*, N*); Python's
 # `\w` is those plus `_`.
 _TOKEN = re.compile(r"[^\W_]+")
+
+OPEN = "\x01"
+CLOSE = "\x02"
+"""The marks `highlight()` puts around each instance of a term (control characters: an item's
+text is a log's text, which may hold them, so a stray one only makes a count wrong)."""
+_MARK = re.compile(f"{OPEN}([^{CLOSE}]*){CLOSE}")
 
 
 def fold(text: str) -> str:
@@ -41,25 +46,27 @@ def idf(documents: int, items: int) -> float:
     return value if value > 0.0 else 1e-6
 
 
-def bm25(
-    terms: Iterable[str],
-    document: list[str],
-    weights: dict[str, float],
-    average_length: float,
-) -> float:
-    """The bm25 score of a document (its tokens) for the terms, higher is better.
+def marked(text: str, weights: dict[str, float]) -> dict[str, int]:
+    """How many times each weighed term stands in a text FTS5's `highlight()` marked.
 
-    `weights` holds each term's idf. FTS5 reports the same number negated.
+    The marked spans are the instances of the expression's terms; a span may hold several
+    adjacent terms, so each is tokenized.
     """
-    length = len(document)
     counts: dict[str, int] = {}
-    for token in document:
-        if token in weights:
-            counts[token] = counts.get(token, 0) + 1
-    norm = K1 * (1.0 - B + B * length / average_length) if average_length else K1
+    for span in _MARK.findall(text):
+        for token in tokens(span):
+            if token in weights:
+                counts[token] = counts.get(token, 0) + 1
+    return counts
+
+
+def bm25(counts: dict[str, int], length: int, weights: dict[str, float], average: float) -> float:
+    """The bm25 score of a row holding each term `counts[term]` times in `length` tokens.
+
+    `weights` holds each term's idf; higher is better (FTS5 reports the same number negated).
+    """
+    norm = K1 * (1.0 - B + B * length / average) if average else K1
     score = 0.0
-    for term in terms:
-        tf = counts.get(term, 0)
-        if tf:
-            score += weights[term] * (tf * (K1 + 1.0)) / (tf + norm)
+    for term, tf in counts.items():
+        score += weights[term] * (tf * (K1 + 1.0)) / (tf + norm)
     return score

@@ -1,0 +1,201 @@
+"""The search behind `recall`: the model's query as quoted terms, ranked by bm25 in two parts.
+
+The query reaches SQLite only as terms (runs of alphanumeric characters), each double-quoted, so
+no FTS5 operator the model writes is ever parsed; the only operators are the ones built here.
+
+1. The items holding every term, by bm25.
+2. If fewer than `k` did, the items holding some of the terms, by bm25. A term held by a large
+   share of the items (its idf is small) is left out of this part, unless every term is that
+   common (then the rarest is kept). The kept terms are taken rarest first, and the part stops
+   as soon as no item holding only the terms not yet taken could score above the `k`-th best
+   found so far (the MaxScore bound), so a common term's rows are rarely read at all.
+
+FTS5's own `bm25()` first counts every row holding each term of its expression (its idf), so a
+query with a common word pays for a scan of that word's doclist even when three rows hold every
+term. Rows are therefore scored here (`relevance.bm25`, with the document counts the index
+keeps), and FTS5 ranks when reading the rows here would cost more (`Costs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memoryd.index import Hit, Index
+from memoryd.relevance import K1, bm25, fold, idf, marked, tokens
+
+COMMON_SHARE = 0.01
+"""A term held by more than this share of the items is common (and by more than the floor)."""
+
+COMMON_FLOOR = 2_000
+"""A term held by fewer items than this is never common: reading its rows costs little."""
+
+
+@dataclass(frozen=True)
+class Costs:
+    """When reading rows here beats FTS5's ranking (measured at a million items).
+
+    Python reads and scores one row in about the time FTS5 reads `postings_per_row` postings
+    of its terms' doclists (which it does, for every term, to count them: the idf), or ranks
+    `ranked_per_row` rows. At most `scored` rows are read for one part.
+    """
+
+    postings_per_row: int = 100
+    ranked_per_row: int = 5
+    scored: int = 2_000
+
+
+COSTS = Costs()
+
+
+def terms(query: str) -> list[str]:
+    """The query's terms: its runs of alphanumeric characters, each once (case-insensitively)."""
+    found: dict[str, str] = {}
+    run: list[str] = []
+    for char in query + " ":
+        if char.isalnum():
+            run.append(char)
+        elif run:
+            term = "".join(run)
+            found.setdefault(term.casefold(), term)
+            run = []
+    return list(found.values())
+
+
+def quoted(term: str) -> str:
+    """A term as an FTS5 string: double-quoted (a term holds no quote to escape)."""
+    return f'"{term}"'
+
+
+def every(terms: Iterable[str]) -> str:
+    """The FTS5 expression matching the items that hold every term."""
+    return " AND ".join(quoted(t) for t in terms)
+
+
+def some(terms: Iterable[str]) -> str:
+    """The FTS5 expression matching the items that hold any of the terms."""
+    return " OR ".join(quoted(t) for t in terms)
+
+
+def rarer(
+    documents: dict[str, int],
+    items: int,
+    share: float = COMMON_SHARE,
+    floor: int = COMMON_FLOOR,
+) -> list[str]:
+    """The terms that are not common, rarest first; the rarest term when every term is common."""
+    by_rarity = sorted(documents, key=lambda term: documents[term])
+    kept = [term for term in by_rarity if documents[term] <= max(share * items, floor)]
+    return kept or by_rarity[:1]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What scoring a row needs: each term's idf and the items' mean length in tokens."""
+
+    idf: dict[str, float]
+    average: float
+
+    def score(self, marked_text: str, length: int) -> float:
+        """The bm25 score of a row, from its text as `Index.marked` gives it."""
+        return bm25(marked(marked_text, self.idf), length, self.idf, self.average)
+
+    def bound(self, term: str) -> float:
+        """The most `term` can add to any row's score (its idf, times k1 + 1)."""
+        return self.idf[term] * (K1 + 1.0)
+
+    def only(self, terms: list[str]) -> Weights:
+        """The weights of some of the terms."""
+        return Weights({term: self.idf[term] for term in terms}, self.average)
+
+
+def search(
+    index: Index,
+    found: list[str],
+    k: int,
+    floor: int = COMMON_FLOOR,
+    costs: Costs = COSTS,
+) -> list[Hit]:
+    """The at most `k` best items for the terms: every-term items first, then some-term items."""
+    if len(found) == 1:
+        return index.search(every(found), k)
+    folded = list(dict.fromkeys(fold(term) for term in found))
+    items, tokens_held = index.counts()
+    documents = index.documents(folded)
+    if any(tokens(term) != [term] for term in folded):
+        # A character the tokenizer splits on and Python does not: let FTS5 rank both parts.
+        hits = index.search(every(found), k)
+        kept = rarer(documents, items, floor=floor)
+        return hits + _ranked_by_fts5(index, some(kept), k - len(hits), {h.id for h in hits})
+    weights = Weights(
+        {term: idf(documents[term], items) for term in folded},
+        tokens_held / items if items else 0.0,
+    )
+    budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
+    hits = every_term(index, folded, weights, budget, k)
+    if len(hits) < k:
+        kept = rarer(documents, items, floor=floor)
+        budget = min(costs.scored, sum(documents[term] for term in kept) // costs.ranked_per_row)
+        seen = {hit.id for hit in hits}
+        hits += some_terms(index, kept, weights.only(kept), documents, budget, k - len(hits), seen)
+    return hits
+
+
+def every_term(index: Index, folded: list[str], weights: Weights, budget: int, k: int) -> list[Hit]:
+    """The at most `k` items holding every term, by bm25 (over every term).
+
+    Read here when they are at most `budget` rows; FTS5 ranks more.
+    """
+    rows = index.marked(every(folded), budget + 1)
+    if len(rows) > budget:
+        return _ranked_by_fts5(index, every(folded), k, set())
+    return _best(index, [(weights.score(text, length), i) for i, text, length in rows], k)
+
+
+def some_terms(
+    index: Index,
+    kept: list[str],
+    weights: Weights,
+    documents: dict[str, int],
+    budget: int,
+    k: int,
+    seen: set[int],
+) -> list[Hit]:
+    """The at most `k` items holding some of the kept terms, by bm25 over the kept terms.
+
+    The terms are taken rarest first; the part stops once no row holding only terms not yet
+    taken could score above the `k`-th best so far. When that would read more than `budget`
+    rows, FTS5 ranks them all.
+    """
+    scored: list[tuple[float, int]] = []
+    taken: list[str] = []
+    left = sum(weights.bound(term) for term in kept)
+    for term in kept:
+        if len(scored) + documents[term] > budget:
+            return _ranked_by_fts5(index, some(kept), k, seen)
+        match = (
+            f"({quoted(term)} NOT ({some(taken)})) AND ({some(kept)})"
+            if taken
+            else (f"{quoted(term)} AND ({some(kept)})")
+        )
+        scored += [
+            (weights.score(text, length), i)
+            for i, text, length in index.marked(match, budget + 1)
+            if i not in seen
+        ]
+        taken.append(term)
+        left -= weights.bound(term)
+        if len(scored) >= k and sorted(scored, reverse=True)[k - 1][0] >= left:
+            break
+    return _best(index, scored, k)
+
+
+def _best(index: Index, scored: list[tuple[float, int]], k: int) -> list[Hit]:
+    # Best score first; ties go to the older item (the lower row id).
+    top = [i for _, i in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:k]]
+    found = {hit.id: hit for hit in index.hits(top)} if top else {}
+    return [found[i] for i in top]
+
+
+def _ranked_by_fts5(index: Index, match: str, k: int, seen: set[int]) -> list[Hit]:
+    return [hit for hit in index.search(match, k + len(seen)) if hit.id not in seen][:k]
