@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -19,21 +19,10 @@ from memoryd.errors import MemorydError
 from memoryd.home import Home, resolve
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.memory import commands as memory_commands
+from memoryd.options import home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def home_option(command: F) -> F:
-    """The `--home DIR` option every command takes."""
-    return click.option(
-        "--home",
-        "home_dir",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",
-    )(command)
 
 
 def _names(home: Home) -> Names:
@@ -43,11 +32,12 @@ def _names(home: Home) -> Names:
 
 @contextmanager
 def _index(home_dir: str | None) -> Iterator[tuple[Home, Index]]:
-    """The home's index, brought up to date with its session logs first."""
+    """The home's index, brought up to date with its session logs and the journal first."""
     home = resolve(home_dir).require()
     names = _names(home)
     with Index(home.index) as index:
         catch_up(index, home.sessions, names)
+        memory_commands.up_to_date(home, index)
         yield home, index
 
 
@@ -87,9 +77,10 @@ def recall_command(
 @cli.command("reindex")
 @home_option
 def reindex_command(home_dir: str | None) -> None:
-    """Rebuild the index from the session logs and swap it in."""
+    """Rebuild the index from the session logs and the journal, and swap it in."""
     home = resolve(home_dir).require()
     names = _names(home)
+    journal = memory_commands.recovered(home).journal
     if sys.stderr.isatty():
         bar: Any = None
 
@@ -98,11 +89,13 @@ def reindex_command(home_dir: str | None) -> None:
             bar = click.progressbar(length=total, label="reindexing", file=sys.stderr)
             bar.__enter__()
 
-        done = reindex(home.index, home.sessions, names, start, lambda: bar.update(1))
+        done = reindex(
+            home.index, home.sessions, names, start, lambda: bar.update(1), journal=journal
+        )
         if bar is not None:
             bar.__exit__(None, None, None)
     else:
-        done = reindex(home.index, home.sessions, names)
+        done = reindex(home.index, home.sessions, names, journal=journal)
     click.echo(f"reindexed {done.sessions} sessions: {done.items} items")
     for message in done.damaged.values():
         click.echo(f"damaged: {message}", err=True)
@@ -142,6 +135,11 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
     click.echo(f"damaged   {len(damaged) or 'none'}")
     for message in damaged.values():
         click.echo(f"  {message}")
+
+
+cli.add_command(memory_commands.memory_group)
+cli.add_command(memory_commands.check_command)
+cli.add_command(memory_commands.block_command)
 
 
 def main() -> None:

@@ -7,7 +7,11 @@ Every error says what went wrong and what the person reading it should do next::
     ├── HomeError                 the home is missing or is not a directory
     ├── DamagedLogError           a session log line is damaged (names file and line)
     ├── RecallError               a recall's arguments are out of range
-    └── IndexStoreError           the SQLite index failed (sqlite3 errors, translated)
+    ├── IndexStoreError           the SQLite index failed (sqlite3 errors, translated)
+    ├── MemoryEditError           a memory edit or undo is refused (OLD, taint, class, file)
+    ├── CheckError                memory content fails the check (lists every problem)
+    ├── JournalError              the journal is damaged, or a memory file cannot be written
+    └── LockError                 another writer held the home's lock too long
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge; the CLI maps the tree to exit
 statuses and nothing else does.
@@ -48,3 +52,24 @@ class RecallError(MemorydError):
 
 class IndexStoreError(MemorydError):
     """The SQLite index could not be read or written."""
+
+
+class MemoryEditError(MemorydError):
+    """A memory edit or undo is refused: OLD matches no entry or several, the session is
+    tainted or public, the file is unknown, or the edit changes nothing."""
+
+
+class CheckError(MemorydError):
+    """Memory content fails the check; `problems` holds every problem, one line each."""
+
+    def __init__(self, message: str, problems: tuple[str, ...]) -> None:
+        self.problems = problems
+        super().__init__(message)
+
+
+class JournalError(MemorydError):
+    """The journal is damaged or cannot be written, or a memory file cannot be replaced."""
+
+
+class LockError(MemorydError):
+    """Another writer held the home's lock for longer than the timeout."""

@@ -1,4 +1,5 @@
-"""`reindex`: rebuild the index from the session logs into a new file, then swap it in.
+"""`reindex`: rebuild the index from the session logs (and the journal's dropped entries)
+into a new file, then swap it in.
 
 The swap copies the new database into the live one with SQLite's backup API, in one write
 transaction: a reader sees the old index or the new one, never half of either. Renaming the new
@@ -15,6 +16,7 @@ from pathlib import Path
 from memoryd.errors import IndexStoreError
 from memoryd.index import Index
 from memoryd.indexer import CatchUp, Names, catch_up, session_folders
+from memoryd.memory.dropped import index_dropped
 
 
 def _remove(path: Path) -> None:
@@ -28,8 +30,10 @@ def reindex(
     names: Names,
     on_total: Callable[[int], None] | None = None,
     on_session: Callable[[], None] | None = None,
+    journal: Path | None = None,
 ) -> CatchUp:
-    """Rebuild the index at `index_path` from `sessions` and swap it in atomically."""
+    """Rebuild the index at `index_path` from `sessions` (and the dropped entries of the
+    memory `journal`, when given) and swap it in atomically."""
     building = index_path.with_name(index_path.name + ".new")
     _remove(building)
     try:
@@ -37,6 +41,8 @@ def reindex(
             if on_total is not None:
                 on_total(len(session_folders(sessions)))
             done = catch_up(fresh, sessions, names, on_session)
+            if journal is not None:
+                index_dropped(fresh, journal)
             fresh.optimize()
             with Index(index_path) as live, contextlib.closing(fresh.conn):
                 fresh.conn.backup(live.conn)

@@ -1,0 +1,74 @@
+"""The memory block: the memory files as the loop puts them in the system prompt.
+
+Each file the session may see, in the stable file order, under `## {file} ({used}/{budget}
+characters)`, its entries separated by blank lines. A file whose class is higher than the
+session's is left out (a secret file never reaches a private session's prompt). The label is
+the highest class of the files shown (floor `private`); the files are the agent's own, so the
+block is never untrusted.
+
+A file edited by hand may fail the check; its entries still reach the model safe: neutralised
+(no chat-template tag), secrets removed, and control and invisible formatting characters
+taken out (they would hide instructions from the person reading the file, not from the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memoryd.labels import DataClass, Label
+from memoryd.memory.check import is_control, is_invisible, is_surrogate
+from memoryd.memory.files import SEPARATOR, Document, FileSpec, Memory, ordered, parse, used
+from memoryd.memory.journal import read_file
+from memoryd.memory.trust import trust
+from memoryd.secrets import redact
+from memoryd.text import neutralise
+
+
+@dataclass(frozen=True)
+class Block:
+    """The memory block's text and its label."""
+
+    text: str
+    label: Label
+
+
+def shown(entry: str) -> str:
+    """An entry as the block shows it: neutralised, secrets removed, hidden characters out."""
+    if not entry.isprintable():
+        entry = "".join(
+            "\ufffd" if is_surrogate(c) else c
+            for c in entry
+            if not (is_control(c) or is_invisible(c))
+        )
+    return neutralise(redact(entry))
+
+
+def header(spec: FileSpec, doc: Document) -> str:
+    """`## notes.md (1,234/2,200 characters)`."""
+    return f"## {spec.name} ({used(doc.entries):,}/{spec.budget:,} characters)"
+
+
+def render_block(files: Iterable[tuple[FileSpec, Document]], session_class: DataClass) -> Block:
+    """The block of a session of class `session_class`, from the files in their order."""
+    sections = []
+    classes = []
+    for spec, doc in files:
+        if spec.data_class > session_class:
+            continue
+        body = SEPARATOR.join(shown(entry) for entry in doc.entries)
+        sections.append(header(spec, doc) + ("\n" + body if body else ""))
+        classes.append(spec.data_class)
+    return Block("\n\n".join(sections), Label.of((c, False) for c in classes))
+
+
+def memory_block(memory: Memory, session: str | None) -> Block:
+    """The block for `session` (a `private` session's when None), from the files on disk."""
+    data_class = DataClass.PRIVATE
+    if session is not None:
+        data_class = trust(memory.sessions, session).data_class
+    files = [
+        (spec, parse(read_file(memory.path(spec)).decode("utf-8", "replace")))
+        for spec in ordered(memory.files)
+    ]
+    return render_block(files, data_class)

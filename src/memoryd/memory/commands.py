@@ -1,0 +1,213 @@
+"""The CLI's memory commands: `memory show|add|replace|remove|log|undo`, `check`, `block`.
+
+This is an edge: it reads the config (through `config`), wires the home's paths into a
+`Memory`, and prints. Every command recovers first (SPEC section 4, "on start"). A refused edit
+is a `MemorydError`, which `cli.main` prints as one line with exit status 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from datetime import UTC, datetime
+
+import click
+
+from memoryd import config as config_file
+from memoryd.errors import CheckError, JournalError, LockError
+from memoryd.home import Home, resolve
+from memoryd.index import Index
+from memoryd.memory.block import memory_block
+from memoryd.memory.check import check
+from memoryd.memory.dropped import index_dropped
+from memoryd.memory.edits import OWNER, Author, Request, edit, find, model, undo
+from memoryd.memory.files import Memory, parse, quote, shown_name, usage
+from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
+from memoryd.memory.recovery import consistency, recover
+from memoryd.options import home_option
+from memoryd.text import when
+
+LOG_DEFAULT = 20
+
+
+def open_memory(home: Home) -> Memory:
+    """The home's memory files as the config names them."""
+    config = config_file.load(home.config)
+    return Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+
+
+def recovered(home: Home) -> Memory:
+    """The home's memory, recovered; for a reader, a failed recovery is a warning, not an end."""
+    memory = open_memory(home)
+    try:
+        recover(memory, datetime.now(UTC))
+    except (JournalError, LockError) as e:
+        click.echo(f"memoryd: warning: {e}", err=True)
+    return memory
+
+
+def up_to_date(home: Home, index: Index) -> None:
+    """Recover, then index the entries dropped since the index last read the journal."""
+    index_dropped(index, recovered(home).journal)
+
+
+def _home(home_dir: str | None) -> Home:
+    return resolve(home_dir).require()
+
+
+@click.group("memory")
+def memory_group() -> None:
+    """Show, edit and undo the memory files (identity and notes)."""
+
+
+@memory_group.command("show")
+@click.argument("file", required=False)
+@home_option
+def show_command(file: str | None, home_dir: str | None) -> None:
+    """Show FILE (every memory file when none is named) as it is on disk."""
+    memory = recovered(_home(home_dir))
+    specs = (find(memory, file),) if file else memory.files
+    for n, spec in enumerate(specs):
+        text = read_file(memory.path(spec)).decode("utf-8", "replace")
+        if n:
+            click.echo()
+        used = usage(spec, parse(text).entries).partition(": ")[2]
+        click.echo(f"## {spec.name} ({used}, {spec.data_class})")
+        if text:
+            click.echo(text, nl=not text.endswith("\n"))
+
+
+def _author(session: str | None) -> Author:
+    return OWNER if session is None else model(session)
+
+
+_SESSION = click.option(
+    "--session",
+    default=None,
+    help="Make the edit on behalf of this session, as the model's tool does.",
+)
+
+
+def _edited(home_dir: str | None, request: Request, session: str | None) -> None:
+    memory = open_memory(_home(home_dir))
+    done = edit(memory, request, _author(session), datetime.now(UTC))
+    line = done.line
+    click.echo(f"{line.op} {shown_name(line.file)} (journal line {line.id}); {done.usage}")
+
+
+@memory_group.command("add")
+@click.argument("file")
+@click.argument("text")
+@_SESSION
+@home_option
+def add_command(file: str, text: str, session: str | None, home_dir: str | None) -> None:
+    """Add TEXT to FILE as a new entry."""
+    _edited(home_dir, Request(Op.ADD, file, text=text), session)
+
+
+@memory_group.command("replace")
+@click.argument("file")
+@click.argument("old")
+@click.argument("new")
+@_SESSION
+@home_option
+def replace_command(
+    file: str, old: str, new: str, session: str | None, home_dir: str | None
+) -> None:
+    """Replace the one entry of FILE holding OLD by NEW."""
+    _edited(home_dir, Request(Op.REPLACE, file, old=old, text=new), session)
+
+
+@memory_group.command("remove")
+@click.argument("file")
+@click.argument("old")
+@_SESSION
+@home_option
+def remove_command(file: str, old: str, session: str | None, home_dir: str | None) -> None:
+    """Remove the one entry of FILE holding OLD."""
+    _edited(home_dir, Request(Op.REMOVE, file, old=old), session)
+
+
+def summary(line: Line) -> str:
+    """A journal line's change on one line: `-"old" +"new"`, secrets removed, cut short."""
+    parts = [f'-"{quote(e, 50)}"' for e in line.removed]
+    parts += [f'+"{quote(e, 50)}"' for e in line.added]
+    if not parts:
+        return "(no entry changed)"
+    more = f" (+{len(parts) - 2} more)" if len(parts) > 2 else ""
+    head = f"undoes {line.undoes}: " if line.undoes is not None else ""
+    return head + " ".join(parts[:2]) + more
+
+
+def log_line(line: Line) -> str:
+    """`12  2026-09-28 23:19 UTC  notes.md  replace  model s1  -"old" +"new"`."""
+    by = f"{line.by} {line.session}" if line.session else str(line.by)
+    file = shown_name(line.file)
+    return f"{line.id}  {when(line.at)}  {file}  {line.op}  {by}  {summary(line)}"
+
+
+@memory_group.command("log")
+@click.option("-n", "n", type=click.IntRange(1), default=LOG_DEFAULT, show_default=True)
+@home_option
+def log_command(n: int, home_dir: str | None) -> None:
+    """List the journal's last N lines, oldest first."""
+    memory = recovered(_home(home_dir))
+    data = read_bytes(memory.journal)
+    # Only the last N lines are parsed: a journal grows for as long as the agent lives.
+    last = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1][-n:]
+    for line in scan(b"".join(raw + b"\n" for raw in last)).lines:
+        click.echo(log_line(line))
+
+
+@memory_group.command("undo")
+@click.argument("line_id", metavar="ID", type=click.IntRange(1))
+@home_option
+def undo_command(line_id: int, home_dir: str | None) -> None:
+    """Apply the inverse of journal line ID as a new, checked edit."""
+    memory = open_memory(_home(home_dir))
+    done = undo(memory, line_id, OWNER, datetime.now(UTC))
+    click.echo(f"undid line {line_id} as journal line {done.line.id}; {done.usage}")
+
+
+@click.command("check")
+@home_option
+def check_command(home_dir: str | None) -> None:
+    """Check every memory file and the journal; list every problem and exit 1 if any."""
+    memory = open_memory(_home(home_dir))
+    with contextlib.suppress(JournalError):  # `consistency` names the damage below.
+        recover(memory, datetime.now(UTC))
+    problems = []
+    for spec in memory.files:
+        problems += check(spec, read_file(memory.path(spec)))
+    problems += consistency(memory, read(memory.journal))
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        raise CheckError(
+            f"{len(problems)} problem{'s' if len(problems) > 1 else ''}: fix them, "
+            "then run `memoryd check` again",
+            tuple(problems),
+        )
+    click.echo(f"{len(memory.files)} memory files and the journal pass the check")
+
+
+@click.command("block")
+@click.option("--session", default=None, help="The session the block is for (its class).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"text", "class", "untrusted"}.')
+@home_option
+def block_command(session: str | None, as_json: bool, home_dir: str | None) -> None:
+    """Print the memory block: what the loop puts in the system prompt."""
+    found = memory_block(recovered(_home(home_dir)), session)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "text": found.text,
+                    "class": found.label.data_class.value,
+                    "untrusted": found.label.untrusted,
+                },
+                ensure_ascii=False,
+            )
+        )
+    else:
+        click.echo(found.text)

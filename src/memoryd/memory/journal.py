@@ -1,0 +1,365 @@
+"""The journal: every change to a memory file, one JSON line each, written ahead.
+
+`memory/journal.jsonl` holds one line per change. An edit appends its line and fsyncs the
+journal before it replaces the file (temporary file, fsync, rename, fsync the folder), so a
+crash leaves the file either as it was, with the line saying what to do (`recovery` applies it
+again), or as the line says it is now. The journal never holds a secret: entries are written
+with their secrets removed. This module holds the line format and the file operations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import JournalError
+from memoryd.labels import DataClass
+from memoryd.memory.files import FILE_NAME, parse
+from memoryd.secrets import redact
+from memoryd.text import parse_time
+
+EMPTY_HASH = hashlib.sha256(b"").hexdigest()
+"""The hash of a file that does not exist (or is empty): where every file's history starts."""
+
+
+class Op(enum.StrEnum):
+    """What a journal line did to its file."""
+
+    ADD = "add"
+    REPLACE = "replace"
+    REMOVE = "remove"
+    UNDO = "undo"
+    EXTERNAL = "external"
+
+
+class By(enum.StrEnum):
+    """Who made an edit: the model (its `memory` tool, for a session) or the owner."""
+
+    MODEL = "model"
+    OWNER = "owner"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One journal line: one change to one memory file."""
+
+    id: int
+    at: str
+    file: str
+    op: Op
+    by: By
+    session: str | None
+    data_class: DataClass
+    before: str
+    after: str
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    undoes: int | None = None
+
+    def to_json(self) -> str:
+        """The line as the journal holds it (without its line break)."""
+        return json.dumps(
+            {
+                "id": self.id,
+                "at": self.at,
+                "file": self.file,
+                "op": self.op.value,
+                "by": self.by.value,
+                "session": self.session,
+                "class": self.data_class.value,
+                "before": self.before,
+                "after": self.after,
+                "removed": list(self.removed),
+                "added": list(self.added),
+                "undoes": self.undoes,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Line:
+        """The line `to_json` wrote; ValueError naming what is wrong with it."""
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not JSON ({e.msg})") from None
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        try:
+            return cls._from(raw)
+        except KeyError as e:
+            raise ValueError(f'not a journal line (no "{e.args[0]}")') from None
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"not a journal line ({e})") from None
+
+    @classmethod
+    def _from(cls, raw: dict[str, Any]) -> Line:
+        def strings(key: str) -> tuple[str, ...]:
+            value = raw[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError(f"{key} must be a list of strings")
+            return tuple(value)
+
+        def integer(value: Any) -> int:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise TypeError(f"{value!r} is not a line id")
+            return value
+
+        file = raw["file"]
+        folder, _, name = file.rpartition("/")
+        if folder not in ("", "identity") or not FILE_NAME.fullmatch(name):
+            raise ValueError(f"{file!r} is not a memory file")
+        for key in ("before", "after"):
+            if not isinstance(raw[key], str) or len(raw[key]) != 64:
+                raise TypeError(f"{key} must be a sha256")
+        if raw["session"] is not None and not isinstance(raw["session"], str):
+            raise TypeError("session must be a string or null")
+        parse_time(raw["at"])
+        return cls(
+            id=integer(raw["id"]),
+            at=raw["at"],
+            file=file,
+            op=Op(raw["op"]),
+            by=By(raw["by"]),
+            session=raw["session"],
+            data_class=DataClass.parse(raw["class"]),
+            before=raw["before"],
+            after=raw["after"],
+            removed=strings("removed"),
+            added=strings("added"),
+            undoes=None if raw.get("undoes") is None else integer(raw["undoes"]),
+        )
+
+
+def sha256(content: bytes) -> str:
+    """A file's hash as the journal holds it."""
+    return hashlib.sha256(content).hexdigest()
+
+
+def stamp(now: datetime) -> str:
+    """A journal line's time: RFC 3339 UTC with milliseconds."""
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The journal lines in the bytes of a journal from offset `start` on.
+
+    `end` is the offset after the last complete line and `last_start` where that line begins;
+    bytes after `end` are a line being written (or torn by a crash). A complete line that is
+    not a journal line is passed over and named in `damage` (`line 7: not JSON (...)`).
+    """
+
+    lines: tuple[Line, ...]
+    start: int
+    last_start: int
+    end: int
+    size: int
+    damage: tuple[str, ...]
+
+
+def scan(data: bytes, start: int = 0) -> Scan:
+    """The journal lines in `data`, the bytes of a journal from offset `start` on."""
+    lines: list[Line] = []
+    damage = []
+    position = last_start = start
+    for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+        try:
+            lines.append(Line.from_json(raw.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError) as e:
+            where = f"line {number}" if start == 0 else f"the line at byte {position}"
+            damage.append(f"{where}: {e}")
+        last_start = position
+        position += len(raw) + 1
+    return Scan(tuple(lines), start, last_start, position, start + len(data), tuple(damage))
+
+
+def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
+    """The journal's bytes from offset `start` (`size` of them, or all); none when missing."""
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            return f.read(size)
+    except FileNotFoundError:
+        return b""
+    except OSError as e:
+        raise JournalError(f"cannot read the journal {path}: {e}") from e
+
+
+def read(path: Path, start: int = 0) -> Scan:
+    """The journal at `path` from byte `start`; an empty scan when it does not exist."""
+    return scan(read_bytes(path, start), start)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """What recovery and an edit need of a journal, read without parsing all of it: its last
+    complete line, each file's last line, and where the complete lines end."""
+
+    last: Line | None
+    lasts: dict[str, Line]
+    end: int
+    size: int
+
+
+def _parse(path: Path, data: bytes, start: int, end: int) -> Line:
+    try:
+        return Line.from_json(data[start:end].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        number = data.count(b"\n", 0, start) + 1
+        raise JournalError(
+            f"{path}: line {number}: {e}; fix or remove that line, then run `memoryd check` "
+            "(memory edits wait until then)"
+        ) from None
+
+
+def _last_for(path: Path, data: bytes, end: int, file: str) -> Line | None:
+    # A line names its file as a JSON string, and a quote inside any JSON string is escaped:
+    # the bytes `"notes.md"` stand only for a whole value. Another field (a session id) may
+    # hold the same value, so each line found is parsed and its file compared.
+    token = json.dumps(file).encode("utf-8")
+    while True:
+        found = data.rfind(token, 0, end)
+        if found < 0:
+            return None
+        start = data.rfind(b"\n", 0, found) + 1
+        line = _parse(path, data, start, data.index(b"\n", found))
+        if line.file == file:
+            return line
+        end = start
+
+
+def tail(path: Path, files: Iterable[str]) -> Tail:
+    """The journal's last line and the last line of each of `files`, in time proportional to
+    the lines read back, not to the journal's length."""
+    data = read_bytes(path)
+    end = data.rfind(b"\n") + 1
+    last = None
+    if end:
+        last = _parse(path, data, data.rfind(b"\n", 0, end - 1) + 1, end - 1)
+    lasts = {}
+    for file in files:
+        found = _last_for(path, data, end, file)
+        if found is not None:
+            lasts[file] = found
+    return Tail(last, lasts, end, len(data))
+
+
+def read_file(path: Path) -> bytes:
+    """A memory file's bytes; none when it does not exist."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as e:
+        raise JournalError(f"cannot read the memory file {path}: {e}") from e
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append(path: Path, line: Line) -> None:
+    """Append `line` to the journal and fsync it: the edit is decided once this returns."""
+    data = (line.to_json() + "\n").encode("utf-8")
+    try:
+        new = not path.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as f:
+            size = f.tell()
+            try:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError:
+                # Take the line back, so that recovery does not apply an edit reported failed.
+                with contextlib.suppress(OSError):
+                    f.truncate(size)
+                raise
+        if new:
+            fsync_folder(path.parent)
+    except OSError as e:
+        raise JournalError(f"cannot write the journal {path}: {e}; nothing was changed") from e
+
+
+def temporary(path: Path) -> Path:
+    """The temporary file an atomic replace of `path` writes first."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def replace(path: Path, content: bytes) -> None:
+    """Replace the file at `path` with `content` atomically: a reader sees the old or the new."""
+    temp = temporary(path)
+    try:
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True)
+            fsync_folder(path.parent.parent)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o600
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+        fsync_folder(path.parent)
+    except OSError as e:
+        raise JournalError(
+            f"cannot replace {path}: {e}; the edit is in the journal and the next memoryd "
+            "command applies it again"
+        ) from e
+
+
+def entries_of(content: bytes) -> tuple[str, ...]:
+    """A file's entries as the journal compares them: secrets removed."""
+    return tuple(redact(e) for e in parse(content.decode("utf-8", "replace")).entries)
+
+
+def last_lines(lines: Iterable[Line]) -> dict[str, Line]:
+    """Each file's last journal line."""
+    return {line.file: line for line in lines}
+
+
+def replay(lines: Iterable[Line], file: str) -> list[str]:
+    """The entries the journal says `file` holds (secrets removed), in no promised order."""
+    entries: list[str] = []
+    for line in lines:
+        if line.file != file:
+            continue
+        for entry in line.removed:
+            if entry in entries:
+                entries.remove(entry)
+        entries.extend(line.added)
+    return entries
+
+
+def difference(before: Sequence[str], after: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The entries `before` has and `after` lacks, and those `after` has and `before` lacks."""
+    old, new = Counter(before), Counter(after)
+    removed = old - new
+    added = new - old
+    return list(_each(before, removed)), list(_each(after, added))
+
+
+def _each(entries: Iterable[str], counts: Counter[str]) -> Iterator[str]:
+    left = Counter(counts)
+    for entry in entries:
+        if left[entry] > 0:
+            left[entry] -= 1
+            yield entry

@@ -1,0 +1,215 @@
+"""Recovery: bringing the memory files and the journal back in step, on start and before edits.
+
+Only the journal's last line can be unfinished: writers hold the home's lock and recover before
+they append. So recovery (1) truncates a last line without its line break (it was never
+acknowledged, its file never replaced); (2) applies the last line again when its file's hash is
+the line's `before`; (3) journals an `external` edit for every file whose hash is not its last
+line's `after` (edited by hand), with the entries the hand edit added and removed; (4) removes
+leftover temporary files. `consistency` is the journal's part of `memoryd check`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memoryd.errors import JournalError
+from memoryd.lock import locked
+from memoryd.memory.files import Memory, change, parse, render, shown_name
+from memoryd.memory.journal import (
+    EMPTY_HASH,
+    By,
+    Line,
+    Op,
+    Scan,
+    Tail,
+    append,
+    difference,
+    entries_of,
+    last_lines,
+    read,
+    read_file,
+    replace,
+    replay,
+    sha256,
+    stamp,
+    tail,
+    temporary,
+)
+
+
+def again(line: Line, content: bytes) -> bytes:
+    """The file `line` made from `content` (its `before`): the edit applied again."""
+    try:
+        doc = parse(content.decode("utf-8"))
+        done = render(change(doc, line.removed, line.added)).encode("utf-8")
+    except ValueError as e:
+        done, problem = b"", str(e)
+    else:
+        problem = "the result's hash is not the line's after"
+    if sha256(done) != line.after:
+        raise JournalError(
+            f"journal line {line.id} cannot be applied again to {line.file}: {problem}; "
+            "restore the file by hand, then run `memoryd check`"
+        )
+    return done
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What recovery has to do: truncate a torn line, apply the last line again, journal hand
+    edits, remove leftover temporary files."""
+
+    torn: bool
+    again: Line | None
+    external: tuple[str, ...]
+    leftovers: tuple[Path, ...]
+
+    @property
+    def empty(self) -> bool:
+        """Whether there is nothing to do."""
+        return not (self.torn or self.again or self.external or self.leftovers)
+
+
+def plan(memory: Memory, journal: Tail) -> Plan:
+    """What recovery has to do, from the journal's tail and the files as they are now."""
+    last = journal.last
+    redo = None
+    if last is not None and last.op is not Op.EXTERNAL:
+        current = sha256(read_file(memory.folder / last.file))
+        if current == last.before and current != last.after:
+            redo = last
+    external = []
+    for spec in memory.files:
+        if redo is not None and spec.path == redo.file:
+            continue
+        found = journal.lasts.get(spec.path)
+        expected = EMPTY_HASH if found is None else found.after
+        if sha256(read_file(memory.path(spec))) != expected:
+            external.append(spec.path)
+    paths = {memory.path(spec) for spec in memory.files}
+    if last is not None:
+        paths.add(memory.folder / last.file)
+    leftovers = tuple(sorted(p for p in map(temporary, paths) if p.exists()))
+    return Plan(journal.end < journal.size, redo, tuple(external), leftovers)
+
+
+def _tail(memory: Memory) -> Tail:
+    return tail(memory.journal, [spec.path for spec in memory.files])
+
+
+def _every_line(memory: Memory) -> list[Line]:
+    # A hand edit's difference needs what the journal says the file held: all of its lines.
+    journal = read(memory.journal)
+    if journal.damage:
+        raise JournalError(
+            f"{memory.journal}: {journal.damage[0]}; fix or remove that line, then run "
+            "`memoryd check` (memory edits wait until then)"
+        )
+    return list(journal.lines)
+
+
+def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[Line]:
+    """Do what `plan` found, holding the home's lock; give the lines it journalled."""
+    try:
+        if todo.torn:
+            # A line without its line break was never acknowledged: its file was not replaced.
+            with memory.journal.open("r+b") as f:
+                f.truncate(journal.end)
+                os.fsync(f.fileno())
+        for leftover in todo.leftovers:
+            leftover.unlink(missing_ok=True)
+    except OSError as e:
+        raise JournalError(f"cannot recover the memory files in {memory.folder}: {e}") from e
+    if todo.again is not None:
+        path = memory.folder / todo.again.file
+        replace(path, again(todo.again, read_file(path)))
+    if not todo.external:
+        return []
+    lines = _every_line(memory)
+    written = []
+    for file in todo.external:
+        spec = memory.find(file)
+        content = read_file(memory.path(spec))
+        removed, added = difference(replay(lines, file), entries_of(content))
+        lasts = last_lines(lines)
+        line = Line(
+            id=lines[-1].id + 1 if lines else 1,
+            at=stamp(now),
+            file=file,
+            op=Op.EXTERNAL,
+            by=By.OWNER,
+            session=None,
+            data_class=spec.data_class,
+            before=lasts[file].after if file in lasts else EMPTY_HASH,
+            after=sha256(content),
+            removed=tuple(removed),
+            added=tuple(added),
+        )
+        append(memory.journal, line)
+        lines.append(line)
+        written.append(line)
+    return written
+
+
+def recover_locked(memory: Memory, now: datetime) -> Tail:
+    """Recover, for a caller that holds the home's lock; give the journal's tail after it."""
+    journal = _tail(memory)
+    todo = plan(memory, journal)
+    if todo.empty:
+        return journal
+    carry_out(memory, journal, todo, now)
+    return _tail(memory)
+
+
+def recover(memory: Memory, now: datetime) -> list[Line]:
+    """Recover on start: look without the lock, and take it only when there is work to do;
+    give the hand edits it journalled."""
+    if plan(memory, _tail(memory)).empty:
+        return []
+    with locked(memory.lock):
+        # Another writer may have done the work while this one waited for the lock.
+        journal = _tail(memory)
+        return carry_out(memory, journal, plan(memory, journal), now)
+
+
+def consistency(memory: Memory, journal: Scan) -> list[str]:
+    """The journal's problems: damage, ids out of order, broken hash chains, undo of nothing,
+    and files that differ from what the journal says they hold."""
+    name = memory.journal.name
+    problems = []
+    problems += [f"{name}: {damage}: fix or remove that line" for damage in journal.damage]
+    afters: dict[str, tuple[int, str]] = {}
+    ids: set[int] = set()
+    previous = 0
+    for n, line in enumerate(journal.lines, start=1):
+        where = f"{name}: line {n}:"
+        if line.id != previous + 1:
+            problems.append(f"{where} id {line.id} follows id {previous}")
+        before_line, expected = afters.get(line.file, (0, EMPTY_HASH))
+        if line.before != expected:
+            after_what = f"after line {before_line}" if before_line else "before any line"
+            problems.append(
+                f"{where} its before hash is not {shown_name(line.file)}'s hash {after_what}"
+            )
+        if line.op is Op.UNDO and (line.undoes is None or line.undoes not in ids):
+            problems.append(f"{where} undoes {line.undoes}, which is not an earlier line")
+        afters[line.file] = (n, line.after)
+        ids.add(line.id)
+        previous = line.id
+    for spec in memory.files:
+        content = read_file(memory.path(spec))
+        if sha256(content) != afters.get(spec.path, (0, EMPTY_HASH))[1]:
+            problems.append(
+                f"{name}: {spec.name} is not as its last line left it: "
+                "run any memoryd command to journal the hand edit"
+            )
+        elif Counter(replay(journal.lines, spec.path)) != Counter(entries_of(content)):
+            problems.append(
+                f"{name}: {spec.name} holds other entries than its lines added and removed: "
+                "a line is missing or was changed by hand"
+            )
+    return problems
