@@ -98,7 +98,7 @@ def fts5_scores(index: Index, match: str) -> dict[int, float]:
     return dict(rows)
 
 
-READ_HERE = Costs(postings_per_row=1, ranked_per_row=1)
+READ_HERE = Costs(postings_per_row=1)
 RANKED_BY_FTS5 = Costs(scored=0)
 
 
