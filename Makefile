@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo serve bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: lint
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
+
+serve: $(STAMP)
+	$(BIN)/memoryd serve
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -137,6 +137,40 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
         click.echo(f"  {message}")
 
 
+@cli.command("serve")
+@click.option(
+    "--listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve TCP on HOST:PORT with a bearer token instead of <home>/memoryd.sock.",
+)
+@click.option("--public", is_flag=True, help="Allow --listen on an address that is not loopback.")
+@home_option
+def serve_command(listen: str | None, public: bool, home_dir: str | None) -> None:
+    """Serve the home to an agent loop until SIGTERM or SIGINT (the API is in /openapi.json)."""
+    import logging
+
+    from memoryd.serve.daemon import serve  # the server stack, only when serving
+
+    logging.basicConfig(level=logging.INFO, format="memoryd: %(message)s")
+    serve(resolve(home_dir), listen, public)
+
+
+@cli.command("mcp")
+@click.option(
+    "--session",
+    default="mcp",
+    show_default=True,
+    help="The session the model's edits are made for (its taint and class decide them).",
+)
+@home_option
+def mcp_command(session: str, home_dir: str | None) -> None:
+    """Serve the recall and memory tools and the memory block over stdio, for MCP clients."""
+    from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
+
+    run(resolve(home_dir), session)
+
+
 cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)

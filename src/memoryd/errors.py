@@ -9,9 +9,12 @@ Every error says what went wrong and what the person reading it should do next::
     ├── RecallError               a recall's arguments are out of range
     ├── IndexStoreError           the SQLite index failed (sqlite3 errors, translated)
     ├── MemoryEditError           a memory edit or undo is refused (OLD, taint, class, file)
+    │   └── NoSuchFileError       the daemon was asked for a memory file there is not
     ├── CheckError                memory content fails the check (lists every problem)
     ├── JournalError              the journal is damaged, or a memory file cannot be written
-    └── LockError                 another writer held the home's lock too long
+    ├── LockError                 another writer held the home's lock too long
+    ├── RecordError               a record sent to the daemon to append is not a valid record
+    └── DaemonError               the daemon refused a request or cannot be reached (client)
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge; the CLI maps the tree to exit
 statuses and nothing else does.
@@ -59,6 +62,10 @@ class MemoryEditError(MemorydError):
     tainted or public, the file is unknown, or the edit changes nothing."""
 
 
+class NoSuchFileError(MemoryEditError):
+    """An edit names a memory file the home does not have (the message names those it has)."""
+
+
 class CheckError(MemorydError):
     """Memory content fails the check; `problems` holds every problem, one line each."""
 
@@ -73,3 +80,17 @@ class JournalError(MemorydError):
 
 class LockError(MemorydError):
     """Another writer held the home's lock for longer than the timeout."""
+
+
+class RecordError(MemorydError):
+    """A record sent to be appended to a session log is not a valid record (SPEC section 3)."""
+
+
+class DaemonError(MemorydError):
+    """The daemon refused a request (its error `code` and HTTP `status` are kept), or could
+    not be reached (`status` 0)."""
+
+    def __init__(self, message: str, code: str, status: int) -> None:
+        self.code = code
+        self.status = status
+        super().__init__(message)

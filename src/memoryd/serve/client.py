@@ -1,0 +1,130 @@
+"""The one typed client to the daemon, over its Unix socket (or TCP with a token, or any httpx
+transport, such as `httpx.ASGITransport` in-process).
+
+A refusal comes back as `DaemonError` with the daemon's error code, HTTP status and message; a
+daemon that cannot be reached is `DaemonError` with status 0 and a message saying to start it.
+Its answers are the same values `Service` gives, so `memoryd mcp` can use either.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memoryd.errors import DaemonError
+from memoryd.home import Home
+from memoryd.memory.journal import Op
+from memoryd.serve.service import Edited, Labelled
+
+TIMEOUT = 30.0
+
+
+class Client:
+    """A connection to one daemon; use it as a context manager or call `close`."""
+
+    def __init__(self, http: httpx.Client, where: str, socket: Path | None = None) -> None:
+        self.http = http
+        self.where = where
+        self.socket = socket
+
+    @classmethod
+    def unix(cls, home: Home) -> Client:
+        """The daemon serving `home`, through `<home>/memoryd.sock`."""
+        path = home.root / "memoryd.sock"
+        transport = httpx.HTTPTransport(uds=str(path))
+        http = httpx.Client(transport=transport, base_url="http://memoryd", timeout=TIMEOUT)
+        return cls(http, str(path), path)
+
+    @classmethod
+    def tcp(cls, url: str, token: str) -> Client:
+        """The daemon listening at `url` (`http://127.0.0.1:8765`), with its bearer token."""
+        headers = {"Authorization": f"Bearer {token}"}
+        return cls(httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT), url)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.http.close()
+
+    def _unreachable(self, why: object) -> DaemonError:
+        return DaemonError(
+            f"cannot reach memoryd at {self.where} ({why}): start it with `memoryd serve`",
+            "unreachable",
+            0,
+        )
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        # No socket, no daemon: said without a connect (httpcore leaks a failed one's socket).
+        if self.socket is not None and not self.socket.exists():
+            raise self._unreachable("no socket")
+        try:
+            response = self.http.request(method, path, **kwargs)
+        except httpx.TransportError as e:
+            raise self._unreachable(e) from e
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.is_error:
+            found = body.get("error") if isinstance(body, dict) else None
+            if isinstance(found, dict):
+                code, message = str(found.get("code")), str(found.get("message"))
+            else:
+                code, message = "http", response.text[:200]
+            raise DaemonError(message, code, response.status_code)
+        return body
+
+    def recall(self, query: str, k: int = 5, session: str | None = None) -> Labelled:
+        """The model's `recall`."""
+        body = {"query": query, "k": k, "session": session}
+        return _labelled(self._call("POST", "/v1/recall", json=body))
+
+    def block(self, session: str | None = None) -> Labelled:
+        """The memory block for `session`."""
+        params = {"session": session} if session is not None else {}
+        return _labelled(self._call("GET", "/v1/block", params=params))
+
+    def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
+        """A memory edit, by the model for `session` (by the owner when None)."""
+        body = {"op": str(op), "file": file, "text": text, "old": old, "session": session}
+        done = self._call("POST", "/v1/memory", json=body)
+        return Edited(int(done["line"]), str(done["op"]), str(done["file"]), str(done["usage"]))
+
+    def files(self) -> list[dict[str, Any]]:
+        """The memory files as on disk, with their labels."""
+        found: list[dict[str, Any]] = self._call("GET", "/v1/memory/files")["files"]
+        return found
+
+    def append(self, session: str, records: list[dict[str, Any]]) -> int:
+        """Append records to a session's log; the daemon indexes them before answering."""
+        done = self._call("POST", f"/v1/sessions/{session}/records", json={"records": records})
+        return int(done["appended"])
+
+    def status(self) -> dict[str, Any]:
+        """The daemon's status."""
+        found: dict[str, Any] = self._call("GET", "/v1/status")
+        return found
+
+    def reindex(self) -> bool:
+        """Start a reindex; False when one was running already."""
+        return bool(self._call("POST", "/v1/reindex")["started"])
+
+    def health(self) -> bool:
+        """Whether the daemon answers."""
+        return bool(self._call("GET", "/v1/health")["ok"])
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The model's tool schemas."""
+        found: list[dict[str, Any]] = self._call("GET", "/v1/tools")["tools"]
+        return found
+
+
+def _labelled(body: dict[str, Any]) -> Labelled:
+    return Labelled(str(body["text"]), str(body["class"]), bool(body["untrusted"]))

@@ -1,0 +1,289 @@
+"""What the daemon and `memoryd mcp` do with a home: recall, the block, edits, appends, status.
+
+One `Service` per home, shared by every request thread. SQLite connections cannot cross
+threads, so each thread gets its own `Index`; one lock serialises the writers of the index
+(the watcher's catch-up, an append's catch-up, the dropped entries of an edit, a reindex), so
+two of them never read the same log state and index the same turns twice.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd import config as config_file
+from memoryd.errors import LockError, MemoryEditError, NoSuchFileError, RecordError
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import SESSION_ID, CatchUp, Names, catch_up
+from memoryd.labels import Label
+from memoryd.memory.block import memory_block
+from memoryd.memory.dropped import index_dropped
+from memoryd.memory.edits import OWNER, Request, edit, model
+from memoryd.memory.files import Memory, parse, shown_name, usage
+from memoryd.memory.journal import Op, read_file
+from memoryd.memory.recovery import recover
+from memoryd.recall import recall
+from memoryd.reindex import reindex
+from memoryd.sessions import Kind, epoch_logs, parse_line
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Text that carries memory, with its label: what `recall` and the block answer."""
+
+    text: str
+    data_class: str
+    untrusted: bool
+
+    @classmethod
+    def of(cls, text: str, label: Label) -> Labelled:
+        """The text with `label` spelled as the API spells it."""
+        return cls(text, label.data_class.value, label.untrusted)
+
+
+@dataclass(frozen=True)
+class Edited:
+    """An edit made: its journal line and the file's usage after it."""
+
+    line: int
+    op: str
+    file: str
+    usage: str
+
+
+@dataclass
+class Progress:
+    """A background reindex's progress, as status shows it."""
+
+    running: bool = False
+    total: int = 0
+    done: int = 0
+    items: int = 0
+    error: str | None = None
+
+
+@dataclass
+class Service:
+    """A home served: its memory, its names and an index connection per thread."""
+
+    home: Home
+    names: Names
+    memory: Memory
+    writer: threading.Lock = field(default_factory=threading.Lock)
+    progress: Progress = field(default_factory=Progress)
+    damaged: dict[str, str] = field(default_factory=dict)
+    _local: threading.local = field(default_factory=threading.local)
+    _appending: threading.Lock = field(default_factory=threading.Lock)
+    _starting: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(cls, home: Home) -> Service:
+        """The service of `home` (created if missing), its journal recovered, its index caught
+        up: the composition root reads the config here and nowhere deeper."""
+        home.create()
+        config = config_file.load(home.config)
+        memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+        service = cls(home, Names(config.agent, config.owner), memory)
+        recover(memory, datetime.now(UTC))
+        service.catch_up()
+        return service
+
+    @property
+    def index(self) -> Index:
+        """This thread's connection to the index."""
+        opened: Index | None = getattr(self._local, "index", None)
+        if opened is None:
+            opened = Index(self.home.index)
+            self._local.index = opened
+        return opened
+
+    def close(self) -> None:
+        """Close this thread's connection (the others close when their threads end)."""
+        opened: Index | None = getattr(self._local, "index", None)
+        if opened is not None:
+            opened.close()
+            self._local.index = None
+
+    def catch_up(self) -> CatchUp:
+        """Index the turns written since the last catch-up and the entries dropped since the
+        index last read the journal; remember the damaged logs for status."""
+        with self.writer:
+            done = catch_up(self.index, self.home.sessions, self.names)
+            index_dropped(self.index, self.memory.journal)
+        self.damaged = done.damaged
+        return done
+
+    def recall(self, query: str, k: int, session: str | None) -> Labelled:
+        """The model's `recall`, answered from the index, which has the session's last turn:
+        a loop may recall right after writing it, before the watcher wakes."""
+        if session is not None and self._behind(session):
+            self.catch_up()
+        answer = recall(self.index, query, k, session, datetime.now(UTC), self.home.recalls)
+        return Labelled.of(answer.text, answer.label)
+
+    def _behind(self, session: str) -> bool:
+        # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
+        if not SESSION_ID.fullmatch(session):
+            return False
+        logs = epoch_logs(self.home.sessions, session)
+        if not logs:
+            return False
+        epoch, path = logs[-1]
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return False
+        state = self.index.log_state(session)
+        return state is None or (state.epoch, state.size) != (epoch, size)
+
+    def block(self, session: str | None) -> Labelled:
+        """The memory block for `session`'s class."""
+        found = memory_block(self.memory, session)
+        return Labelled.of(found.text, found.label)
+
+    def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
+        """An edit by the model on behalf of `session`, or by the owner when it is None."""
+        if op not in (Op.ADD, Op.REPLACE, Op.REMOVE):
+            raise MemoryEditError(f"op must be add, replace or remove, not {op}")
+        try:
+            self.memory.find(file)
+        except KeyError as e:
+            raise NoSuchFileError(e.args[0]) from None
+        author = OWNER if session is None else model(session)
+        done = edit(self.memory, Request(op, file, old=old, text=text), author, now())
+        with self.writer:
+            index_dropped(self.index, self.memory.journal)
+        return Edited(done.line.id, str(done.line.op), shown_name(done.line.file), done.usage)
+
+    def files(self) -> list[dict[str, Any]]:
+        """Every memory file: name, kind, class, budget, usage and content as on disk."""
+        found = []
+        for spec in self.memory.files:
+            text = read_file(self.memory.path(spec)).decode("utf-8", "replace")
+            found.append(
+                {
+                    "file": spec.name,
+                    "kind": str(spec.kind),
+                    "class": spec.data_class.value,
+                    "untrusted": False,
+                    "budget": spec.budget,
+                    "usage": usage(spec, parse(text).entries),
+                    "text": text,
+                }
+            )
+        return found
+
+    def append(self, session: str, records: list[dict[str, Any]]) -> int:
+        """Append records to a session's log (a `compaction` starts the next epoch), then
+        index them; the number of lines written. Every record is checked before any is."""
+        if not SESSION_ID.fullmatch(session):
+            raise MemoryEditError(
+                f"{session!r} is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting "
+                "with ."
+            )
+        lines = [_line(n, record) for n, record in enumerate(records, start=1)]
+        with self._appending:
+            logs = epoch_logs(self.home.sessions, session)
+            epoch = logs[-1][0] if logs else 0
+            for text, kind in lines:
+                if kind is Kind.COMPACTION and logs:
+                    epoch += 1
+                path = self.home.sessions / session / f"{epoch}.jsonl"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("ab") as f:
+                    if f.tell() and not _ends_with_newline(path):
+                        # Another writer is mid-line: appending would glue two records together.
+                        raise LockError(
+                            f"{path} ends in a partial line (another writer is mid-write): "
+                            "finish that line, then append again"
+                        )
+                    f.write(text.encode("utf-8") + b"\n")
+                logs = logs or [(epoch, path)]
+        self.catch_up()
+        return len(lines)
+
+    def status(self) -> dict[str, Any]:
+        """Sessions, turns, items, the index's size, damaged logs and the reindex's progress."""
+        states = self.index.log_states()
+        size = sum(
+            p.stat().st_size
+            for p in (self.home.index, self.home.index.with_name(self.home.index.name + "-wal"))
+            if p.exists()
+        )
+        progress = self.progress
+        return {
+            "home": str(self.home.root),
+            "sessions": len(states),
+            "turns": sum(s.finished for s in states.values()),
+            "items": self.index.count(),
+            "index_bytes": size,
+            "damaged": {s.session: s.damage for s in states.values() if s.damage},
+            "reindex": {
+                "running": progress.running,
+                "total": progress.total,
+                "done": progress.done,
+                "items": progress.items,
+                "error": progress.error,
+            },
+        }
+
+    def start_reindex(self) -> bool:
+        """Start a reindex in a background thread; False when one is already running."""
+        with self._starting:
+            if self.progress.running:
+                return False
+            self.progress = Progress(running=True)
+        threading.Thread(target=self._reindex, name="memoryd-reindex", daemon=True).start()
+        return True
+
+    def _reindex(self) -> None:
+        progress = self.progress
+
+        def total(n: int) -> None:
+            progress.total = n
+
+        def one() -> None:
+            progress.done += 1
+
+        try:
+            with self.writer:
+                done = reindex(
+                    self.home.index,
+                    self.home.sessions,
+                    self.names,
+                    total,
+                    one,
+                    journal=self.memory.journal,
+                )
+            progress.items = done.items
+        except Exception as e:  # the thread has no caller: status reports what stopped it
+            progress.error = str(e)
+        finally:
+            progress.running = False
+
+
+def now() -> datetime:
+    """The time an edit is stamped with."""
+    return datetime.now(UTC)
+
+
+def _line(n: int, record: dict[str, Any]) -> tuple[str, Kind | None]:
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        parsed = parse_line(text)
+    except ValueError as e:
+        raise RecordError(
+            f"record {n}: {e}: see the session log format in docs/integrate.md"
+        ) from None
+    return text, parsed.kind if parsed is not None else None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"
