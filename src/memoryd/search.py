@@ -138,9 +138,11 @@ def every_term(index: Index, folded: list[str], weights: Weights, budget: int, k
 
     Read here when they are at most `budget` rows; FTS5 ranks more.
     """
-    rows = index.marked(every(folded), budget + 1)
-    if len(rows) > budget:
+    # Counting the rows first is cheap (row ids only); reading them marked is not, and would be
+    # wasted when there are too many.
+    if len(index.matching(every(folded), budget + 1)) > budget:
         return _ranked_by_fts5(index, every(folded), k, set())
+    rows = index.marked(every(folded), budget)
     return _best(index, [(weights.score(text, length), i) for i, text, length in rows], k)
 
 
