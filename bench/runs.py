@@ -1,0 +1,74 @@
+"""What the recall benchmark's modules share: its fixed settings, the shapes of its results, and
+its progress log.
+
+The figures measured at one size (`SizeResult`: indexing, query runs, profiles) are made by
+`recall.py` and `indexes.py` and read by `report.py`, `figures.py` and `targets.py`; they live
+here so that none of those has to import another's measuring code.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import queries
+from memoryd import indexer
+from memoryd.index import Hit
+from memoryd.indexer import Names
+from profiling import Profile
+
+NAMES = Names(agent="agent", owner="owner")
+KS = (5, 20)
+# The indexer commits every so many items; raw inserts do the same.
+# `_BATCH` is private to `memoryd.indexer` (read here, never set): if it is renamed, the
+# benchmark falls back to 20,000 rather than failing.
+BATCH: int = getattr(indexer, "_BATCH", 20_000)
+WARMUP = 30
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so stdout holds only the report."""
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Indexing:
+    """Catch-up from scratch, and raw inserts of the same items into the same schema (None when
+    not measured): each the median of its repeats, in seconds."""
+
+    items: int
+    catch_up: float
+    raw: float | None
+    repeats: int
+
+    @property
+    def ratio(self) -> float:
+        """Catch-up throughput over raw-insert throughput."""
+        return float("nan") if self.raw is None else self.raw / self.catch_up
+
+
+@dataclass(frozen=True)
+class Run:
+    """One query at one k: memoryd's and the raw query's seconds and hits."""
+
+    query: queries.Query
+    k: int
+    memoryd: float
+    raw: float
+    memoryd_hits: list[Hit]
+    raw_hits: list[Hit]
+
+
+@dataclass
+class SizeResult:
+    """Everything measured at one size."""
+
+    size: int
+    items: int
+    index_mb: float
+    noop: float
+    runs: list[Run]
+    copies: dict[str, int]
+    profiles: list[Profile]
+    indexing: Indexing | None
+    wrong: list[Run]

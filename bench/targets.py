@@ -1,0 +1,60 @@
+"""The issue's targets, checked against the results: one PASS or FAIL line each."""
+
+from __future__ import annotations
+
+from figures import known_recall, ms, quantiles
+from runs import KS, SizeResult
+
+# The issue's targets.
+SPEEDUP = 10.0  # 3- and 8-word queries at 100k and 1M: memoryd p95 <= raw p95 / SPEEDUP
+SPEEDUP_SIZES = (100_000, 1_000_000)
+ONE_WORD = 1.2  # 1-word queries: memoryd p50 and p95 <= ONE_WORD x raw's
+INDEXING = 0.5  # catch-up throughput >= INDEXING x raw inserts'
+
+
+def targets(results: list[SizeResult]) -> list[str]:
+    """The issue's targets, one PASS or FAIL line each."""
+    lines = []
+
+    def verdict(ok: bool, text: str) -> None:
+        lines.append(f"{'PASS' if ok else 'FAIL'}  {text}")
+
+    for r in results:
+        for k in KS:
+            for words in (1, 3, 8):
+                cell = [x for x in r.runs if x.query.words == words and x.k == k]
+                if not cell:
+                    continue
+                m = quantiles([x.memoryd for x in cell])
+                w = quantiles([x.raw for x in cell])
+                where = f"{words}-word queries at {r.items:,} items, k={k}"
+                if words == 1:
+                    ok = m[0] <= ONE_WORD * w[0] and m[1] <= ONE_WORD * w[1]
+                    verdict(
+                        ok,
+                        f"{where}: memoryd within {ONE_WORD}x of raw: p50 {ms(m[0])} vs "
+                        f"{ms(w[0])} ms ({m[0] / w[0]:.2f}x), p95 {ms(m[1])} vs {ms(w[1])} ms "
+                        f"({m[1] / w[1]:.2f}x)",
+                    )
+                elif r.size in SPEEDUP_SIZES:
+                    verdict(
+                        m[1] <= w[1] / SPEEDUP,
+                        f"{where}: memoryd p95 {ms(m[1])} ms <= raw p95 {ms(w[1])} ms / "
+                        f"{SPEEDUP:g} (ratio {m[1] / w[1]:.3f})",
+                    )
+        rec = known_recall(r.runs)
+        verdict(
+            rec.memoryd5 >= rec.raw5,
+            f"known-item R@5 at {r.items:,} items: memoryd {rec.memoryd5:.3f} >= raw "
+            f"{rec.raw5:.3f} ({rec.n} queries)",
+        )
+        if r.indexing is not None and r.indexing.raw is not None:
+            i = r.indexing
+            raw = r.indexing.raw
+            verdict(
+                i.ratio >= INDEXING,
+                f"indexing at {i.items:,} items: catch-up {i.items / i.catch_up:,.0f} items/s >= "
+                f"{INDEXING:.0%} of raw inserts {i.items / raw:,.0f} items/s "
+                f"(ratio {i.ratio:.2f})",
+            )
+    return lines
