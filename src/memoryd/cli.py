@@ -17,6 +17,8 @@ import click
 from memoryd import config as config_file
 from memoryd.errors import MemorydError
 from memoryd.home import Home, resolve
+from memoryd.honcho import commands as honcho_commands
+from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory import commands as memory_commands
@@ -58,7 +60,15 @@ def recall_command(
 ) -> None:
     """Recall what the agent remembers about QUERY, as the model sees it."""
     with _index(home_dir) as (home, index):
-        answer = recall(index, query, k, session, datetime.now(UTC), home.recalls)
+        config = config_file.load(home.config)
+        if config.honcho is None:
+            answer = recall(index, query, k, session, datetime.now(UTC), home.recalls)
+        else:
+            # Imported here: the Honcho client needs httpx, which `memoryd --help` must not load.
+            from memoryd.honcho.answer import Reading, recall_with
+
+            reading = Reading.of(config, lambda line: click.echo(line, err=True))
+            answer = recall_with(index, query, k, session, datetime.now(UTC), home.recalls, reading)
     if as_json:
         click.echo(
             json.dumps(
@@ -105,7 +115,7 @@ def reindex_command(home_dir: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @home_option
 def status_command(as_json: bool, home_dir: str | None) -> None:
-    """Show sessions, turns, items, the index's size and damaged logs."""
+    """Show sessions, turns, items, the index's size, damaged logs and the Honcho sync."""
     with _index(home_dir) as (home, index):
         states = index.log_states()
         turns = sum(s.finished for s in states.values())
@@ -116,6 +126,7 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
             if p.exists()
         )
         damaged = {s.session: s.damage for s in states.values() if s.damage}
+        honcho = honcho_run.status(home, config_file.load(home.config).honcho is not None)
     if as_json:
         status = {
             "home": str(home.root),
@@ -124,6 +135,7 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
             "items": items,
             "index_bytes": size,
             "damaged": damaged,
+            "honcho": honcho,
         }
         click.echo(json.dumps(status, indent=2))
         return
@@ -135,6 +147,8 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
     click.echo(f"damaged   {len(damaged) or 'none'}")
     for message in damaged.values():
         click.echo(f"  {message}")
+    for line in honcho_run.status_lines(honcho):
+        click.echo(line)
 
 
 @cli.command("serve")
@@ -174,6 +188,7 @@ def mcp_command(session: str, home_dir: str | None) -> None:
 cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
+cli.add_command(honcho_commands.sync_command)
 
 
 def main() -> None:

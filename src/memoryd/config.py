@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,51 @@ from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, order
 _KNOWN = {"agent", "owner", "honcho", "memory"}
 
 
+# Honcho's ids (workspaces, peers, sessions): RESOURCE_NAME_PATTERN, 1 to 512 characters.
+HONCHO_ID = re.compile(r"[a-zA-Z0-9_-]{1,512}")
+
+
+@dataclass(frozen=True)
+class FleetSource:
+    """`[honcho.fleet]`: the workspace every agent of the fleet shares."""
+
+    workspace: str
+    untrusted: bool = True
+    data_class: DataClass = DataClass.PUBLIC
+
+
+@dataclass(frozen=True)
+class ReadSource:
+    """One `[[honcho.read]]`: another agent's workspace that `recall` asks."""
+
+    name: str
+    workspace: str
+    peer: str
+    untrusted: bool = False
+    data_class: DataClass = DataClass.PRIVATE
+
+
+@dataclass(frozen=True)
+class HonchoConfig:
+    """`[honcho]`: where the agent's Honcho is and what it reads besides its own workspace.
+
+    The API key is not kept here: `key()` reads it from the environment variable `key_env`
+    each time, so it never sits in a config object that could be printed or logged.
+    """
+
+    url: str
+    workspace: str
+    key_env: str = "HONCHO_API_KEY"
+    wait_ms: int = 5000
+    fleet: FleetSource | None = None
+    read: tuple[ReadSource, ...] = ()
+
+    def key(self) -> str | None:
+        """The API key from `$key_env`, or None when it is unset or empty (no auth)."""
+        value = os.environ.get(self.key_env, "").strip()
+        return value or None
+
+
 @dataclass(frozen=True)
 class Config:
     """What memoryd needs to know about the agent and its owner."""
@@ -23,6 +70,7 @@ class Config:
     agent: str = "agent"
     owner: str = "owner"
     files: tuple[FileSpec, ...] = DEFAULT_FILES
+    honcho: HonchoConfig | None = None
 
 
 def _name(raw: dict[str, Any], key: str, default: str, path: Path) -> str:
@@ -47,11 +95,20 @@ def load(path: Path) -> Config:
         raise ConfigError(
             f"{path}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(_KNOWN))}"
         )
-    return Config(
+    config = Config(
         agent=_name(raw, "agent", "agent", path),
         owner=_name(raw, "owner", "owner", path),
         files=_files(raw.get("memory", {}), path),
+        honcho=_honcho(raw["honcho"], path) if "honcho" in raw else None,
     )
+    if config.honcho is not None:
+        for key in ("agent", "owner"):
+            if not HONCHO_ID.fullmatch(getattr(config, key)):
+                raise ConfigError(
+                    f"{path}: with [honcho], `{key}` is a Honcho peer id: letters, digits, "
+                    "_ and - only"
+                )
+    return config
 
 
 def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
@@ -87,3 +144,105 @@ def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
             raise ConfigError(f"{where}: budget is a number of characters, 1 to 100000")
         specs[name] = FileSpec(name, kind, budget, data_class)
     return ordered(specs.values())
+
+
+def _honcho(table: Any, path: Path) -> HonchoConfig:
+    """`[honcho]`, `[honcho.fleet]` and every `[[honcho.read]]`, checked."""
+    where = f"{path}: [honcho]"
+    keys = {"url", "key_env", "workspace", "wait_ms", "fleet", "read"}
+    _table(table, keys, where)
+    url = _text(table, "url", where, "http://127.0.0.1:8000")
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise ConfigError(f'{where}: url is an http(s) URL, like url = "http://127.0.0.1:8000"')
+    key_env = table.get("key_env", "HONCHO_API_KEY")
+    if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
+        raise ConfigError(
+            f"{where}: key_env names an environment variable that holds the key, like "
+            'key_env = "HONCHO_API_KEY" (never write the key itself in the file)'
+        )
+    wait_ms = table.get("wait_ms", 5000)
+    if not isinstance(wait_ms, int) or isinstance(wait_ms, bool) or not 1 <= wait_ms <= 600_000:
+        raise ConfigError(f"{where}: wait_ms is a number of milliseconds, 1 to 600000")
+    workspace = _id(table, "workspace", where)
+    fleet = None
+    if "fleet" in table:
+        fleet_where = f"{path}: [honcho.fleet]"
+        raw_fleet = table["fleet"]
+        _table(raw_fleet, {"workspace", "trust", "class"}, fleet_where)
+        fleet = FleetSource(
+            workspace=_id(raw_fleet, "workspace", fleet_where),
+            untrusted=_untrusted(raw_fleet, "untrusted", fleet_where),
+            data_class=_class(raw_fleet, DataClass.PUBLIC, fleet_where),
+        )
+        if fleet.workspace == workspace:
+            raise ConfigError(
+                f"{fleet_where}: the fleet's workspace must differ from the agent's own "
+                f"({workspace!r})"
+            )
+    raw_read = table.get("read", [])
+    if not isinstance(raw_read, list):
+        raise ConfigError(f"{where}: write each source to read as a [[honcho.read]] table")
+    read = tuple(_read(item, n, workspace, path) for n, item in enumerate(raw_read, start=1))
+    names = [source.name for source in read]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"{path}: two [[honcho.read]] tables are named {name!r}")
+    return HonchoConfig(url.rstrip("/"), workspace, key_env, wait_ms, fleet, read)
+
+
+def _read(item: Any, n: int, own: str, path: Path) -> ReadSource:
+    where = f"{path}: [[honcho.read]] number {n}"
+    _table(item, {"name", "workspace", "peer", "trust", "class"}, where)
+    source = ReadSource(
+        name=_text(item, "name", where, "boxmaker2"),
+        workspace=_id(item, "workspace", where),
+        peer=_id(item, "peer", where),
+        untrusted=_untrusted(item, "trusted", where),
+        data_class=_class(item, DataClass.PRIVATE, where),
+    )
+    if source.workspace == own:
+        raise ConfigError(
+            f"{where} names the agent's own workspace {own!r}: recall never reads it from "
+            "Honcho (the local index holds it); remove that table"
+        )
+    return source
+
+
+def _table(value: Any, keys: set[str], where: str) -> None:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(value) - keys)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {unknown[0]!r}; the keys are {', '.join(sorted(keys))}"
+        )
+
+
+def _text(table: dict[str, Any], key: str, where: str, example: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f'{where}: `{key}` must be a non-empty string, like {key} = "{example}"')
+    return value.strip()
+
+
+def _id(table: dict[str, Any], key: str, where: str) -> str:
+    value = _text(table, key, where, "boxmaker")
+    if not HONCHO_ID.fullmatch(value):
+        raise ConfigError(
+            f"{where}: {key} {value!r} is not a Honcho id: letters, digits, _ and - only"
+        )
+    return value
+
+
+def _untrusted(table: dict[str, Any], default: str, where: str) -> bool:
+    value = table.get("trust", default)
+    if value not in ("trusted", "untrusted"):
+        raise ConfigError(f'{where}: trust is "trusted" or "untrusted", not {value!r}')
+    return bool(value == "untrusted")
+
+
+def _class(table: dict[str, Any], default: DataClass, where: str) -> DataClass:
+    try:
+        return DataClass.parse(table.get("class", default.value))
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"{where}: class is public, private or secret ({e})") from None

@@ -14,7 +14,8 @@ Every error says what went wrong and what the person reading it should do next::
     ├── JournalError              the journal is damaged, or a memory file cannot be written
     ├── LockError                 another writer held the home's lock too long
     ├── RecordError               a record sent to the daemon to append is not a valid record
-    └── DaemonError               the daemon refused a request or cannot be reached (client)
+    ├── DaemonError               the daemon refused a request or cannot be reached (client)
+    └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge; the CLI maps the tree to exit
 statuses and nothing else does.
@@ -94,3 +95,48 @@ class DaemonError(MemorydError):
         self.code = code
         self.status = status
         super().__init__(message)
+
+
+class HonchoError(MemorydError):
+    """A call to Honcho failed. `kind` is what a person can act on:
+
+    - `unreachable`: no connection, or the connection broke;
+    - `timeout`: no answer within the call's timeout;
+    - `server`: Honcho answered 429 or 5xx (try again later);
+    - `rejected`: Honcho refused the request (400, 409, 413, 422, ...): retrying will not help;
+    - `auth`: 401 or 403: the key in the environment variable `key_env` names is wrong or missing;
+    - `missing`: 404: the workspace, session or peer does not exist (or was deleted).
+
+    `status` is the HTTP status (0 when there was none). `ambiguous` is true when the request
+    may have reached Honcho although no answer came back (a timeout or a broken connection
+    after it was sent): a write must then be checked before it is sent again. The message
+    never holds a response body (a 422 echoes the request, text included) nor the key.
+    """
+
+    TRANSIENT = frozenset({"unreachable", "timeout", "server"})
+
+    def __init__(self, kind: str, status: int = 0, *, ambiguous: bool = False) -> None:
+        self.kind = kind
+        self.status = status
+        self.ambiguous = ambiguous
+        super().__init__(_honcho_message(kind, status))
+
+    @property
+    def transient(self) -> bool:
+        """Whether trying again later may succeed (network, timeout, 429, 5xx)."""
+        return self.kind in self.TRANSIENT
+
+
+def _honcho_message(kind: str, status: int) -> str:
+    where = f"{kind}, HTTP {status}" if status else kind
+    match kind:
+        case "timeout":
+            return f"Honcho did not answer in time ({where}); memoryd tries again later"
+        case "rejected":
+            return f"Honcho refused the request ({where}); it is not sent again"
+        case "auth":
+            return f"Honcho refused the API key ({where}); set the variable [honcho] key_env names"
+        case "missing":
+            return f"Honcho has no such workspace, session or peer ({where})"
+        case _:
+            return f"Honcho is unreachable ({where})"

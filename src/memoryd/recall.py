@@ -66,9 +66,14 @@ def local(
     index: Index, query: str, k: int, session: str | None, now: datetime, recalls: Path
 ) -> Local:
     """Search the index, log the recall, and give the hits as items with their label."""
-    found = check(query, k)
-    hits = search(index, found, k)
-    log(recalls, now, session, query, k, hits)
+    found = searched(index, query, k)
+    log(recalls, now, session, query, k, found.hits)
+    return found
+
+
+def searched(index: Index, query: str, k: int) -> Local:
+    """`local` without the log line: with Honcho, the line is written once both parts are."""
+    hits = search(index, check(query, k), k)
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),
@@ -98,21 +103,26 @@ def recall(
 
 
 def log(
-    recalls: Path, now: datetime, session: str | None, query: str, k: int, hits: list[Hit]
+    recalls: Path,
+    now: datetime,
+    session: str | None,
+    query: str,
+    k: int,
+    hits: list[Hit],
+    honcho: list[dict[str, str]] | None = None,
 ) -> None:
-    """Append the recall to `recalls/YYYY-MM.jsonl`: time, session, query, k, and each hit."""
-    line = json.dumps(
-        {
-            "at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "session": session,
-            "query": redact(query),
-            "k": k,
-            "hits": [
-                {"key": h.item.key, "tag": h.item.tag, "class": h.item.data_class} for h in hits
-            ],
-        },
-        ensure_ascii=False,
-    )
+    """Append the recall to `recalls/YYYY-MM.jsonl`: time, session, query, k, and each hit;
+    with Honcho, also each Honcho hit shown (`honcho`: its source, kind and id)."""
+    entry: dict[str, object] = {
+        "at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "session": session,
+        "query": redact(query),
+        "k": k,
+        "hits": [{"key": h.item.key, "tag": h.item.tag, "class": h.item.data_class} for h in hits],
+    }
+    if honcho is not None:
+        entry["honcho"] = honcho
+    line = json.dumps(entry, ensure_ascii=False)
     recalls.mkdir(parents=True, exist_ok=True)
     with (recalls / f"{now:%Y-%m}.jsonl").open("a", encoding="utf-8") as f:
         f.write(line + "\n")

@@ -25,8 +25,10 @@ from types import FrameType
 
 import uvicorn
 
+from memoryd import config as config_file
 from memoryd.errors import HomeError, MemorydError
 from memoryd.home import Home
+from memoryd.honcho import run as honcho_run
 from memoryd.serve.app import Guard, create_app
 from memoryd.serve.service import Service
 
@@ -206,8 +208,10 @@ def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
         watcher = threading.Thread(
             target=watch, args=(service, stop), name="memoryd-watch", daemon=True
         )
+        honcho: threading.Thread | None = None
         try:
             watcher.start()
+            honcho = honcho_run.start(home, config_file.load(home.config), stop)
             config = uvicorn.Config(
                 Guard(create_app(service), bearer),
                 lifespan="off",
@@ -225,6 +229,10 @@ def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
         finally:
             stop.set()
             watcher.join(timeout=2)
+            if honcho is not None:
+                # Decisions are committed before each send: a call cut short is checked and
+                # completed by the next start, never sent twice.
+                honcho.join(timeout=GRACE)
             sock.close()
             if address is None:
                 path.unlink(missing_ok=True)

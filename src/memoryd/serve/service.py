@@ -18,6 +18,8 @@ from typing import Any
 from memoryd import config as config_file
 from memoryd.errors import LockError, MemoryEditError, NoSuchFileError, RecordError
 from memoryd.home import Home
+from memoryd.honcho import run as honcho_run
+from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index
 from memoryd.indexer import SESSION_ID, CatchUp, Names, catch_up
 from memoryd.labels import Label
@@ -27,7 +29,6 @@ from memoryd.memory.edits import OWNER, Request, edit, model
 from memoryd.memory.files import Memory, parse, shown_name, usage
 from memoryd.memory.journal import Op, read_file
 from memoryd.memory.recovery import recover
-from memoryd.recall import recall
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, epoch_logs, parse_line
 
@@ -80,6 +81,7 @@ class Service:
     _local: threading.local = field(default_factory=threading.local)
     _appending: threading.Lock = field(default_factory=threading.Lock)
     _starting: threading.Lock = field(default_factory=threading.Lock)
+    reading: Reading | None = None
 
     @classmethod
     def open(cls, home: Home) -> Service:
@@ -88,7 +90,7 @@ class Service:
         home.create()
         config = config_file.load(home.config)
         memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
-        service = cls(home, Names(config.agent, config.owner), memory)
+        service = cls(home, Names(config.agent, config.owner), memory, reading=Reading.of(config))
         recover(memory, datetime.now(UTC))
         service.catch_up()
         return service
@@ -123,7 +125,10 @@ class Service:
         a loop may recall right after writing it, before the watcher wakes."""
         if session is not None and self._behind(session):
             self.catch_up()
-        answer = recall(self.index, query, k, session, datetime.now(UTC), self.home.recalls)
+        # No lock is held here: a slow Honcho delays only this answer, never an edit.
+        answer = recall_with(
+            self.index, query, k, session, datetime.now(UTC), self.home.recalls, self.reading
+        )
         return Labelled.of(answer.text, answer.label)
 
     def _behind(self, session: str) -> bool:
@@ -223,6 +228,9 @@ class Service:
             "items": self.index.count(),
             "index_bytes": size,
             "damaged": {s.session: s.damage for s in states.values() if s.damage},
+            "honcho": honcho_run.status(
+                self.home, config_file.load(self.home.config).honcho is not None
+            ),
             "reindex": {
                 "running": progress.running,
                 "total": progress.total,

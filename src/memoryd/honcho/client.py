@@ -1,0 +1,285 @@
+"""A small typed client for Honcho's v3 API (httpx, no SDK): the calls memoryd makes, no more.
+
+Every call has its own timeout and is made once: nothing here retries. Failures become one
+`HonchoError` (see errors.py) with a kind, the HTTP status and whether the request may have
+landed. The key is sent only as a bearer token; it is never part of a message, an error or a
+log line, and `repr(client)` does not show it.
+
+    with Honcho("http://127.0.0.1:8000", key=None) as honcho:
+        honcho.add_messages("boxmaker", "s1", [MessageIn("kyle", "hello", {"turn": 1})])
+        hits = honcho.search("boxmaker2", "coffee", limit=5, timeout=1.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from memoryd.errors import HonchoError
+
+MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
+PAGE_SIZE = 100  # the largest page Honcho lists
+
+
+@dataclass(frozen=True)
+class MessageIn:
+    """A message to add: who said it, the text, its metadata and when (RFC 3339, or None)."""
+
+    peer: str
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+
+    def body(self) -> dict[str, Any]:
+        """The JSON Honcho's `MessageCreate` expects."""
+        out: dict[str, Any] = {"peer_id": self.peer, "content": self.content}
+        if self.metadata:
+            out["metadata"] = self.metadata
+        if self.created_at is not None:
+            out["created_at"] = self.created_at
+        return out
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message as Honcho gives it back (search results and listings)."""
+
+    id: str
+    content: str
+    peer: str
+    session: str
+    metadata: dict[str, Any]
+    created_at: str
+
+    @classmethod
+    def of(cls, raw: Any) -> Message:
+        """The message in one JSON object of Honcho's answer."""
+        return cls(
+            id=str(raw.get("id", "")),
+            content=str(raw.get("content", "")),
+            peer=str(raw.get("peer_id", "")),
+            session=str(raw.get("session_id", "")),
+            metadata=raw.get("metadata") or {},
+            created_at=str(raw.get("created_at", "")),
+        )
+
+
+@dataclass(frozen=True)
+class ConclusionIn:
+    """A conclusion to create: its text, who holds it and about whom."""
+
+    content: str
+    observer: str
+    observed: str
+
+    def body(self) -> dict[str, Any]:
+        """The JSON Honcho's conclusion create expects."""
+        return {"content": self.content, "observer_id": self.observer, "observed_id": self.observed}
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """A conclusion as Honcho gives it back."""
+
+    id: str
+    content: str
+    observer: str
+    observed: str
+    created_at: str
+
+    @classmethod
+    def of(cls, raw: Any) -> Conclusion:
+        """The conclusion in one JSON object of Honcho's answer."""
+        return cls(
+            id=str(raw.get("id", "")),
+            content=str(raw.get("content", "")),
+            observer=str(raw.get("observer_id", "")),
+            observed=str(raw.get("observed_id", "")),
+            created_at=str(raw.get("created_at", "")),
+        )
+
+
+class Honcho:
+    """Honcho's v3 API at `url`, with `key` as the bearer token (None: no auth header).
+
+    `timeout` (seconds) is every call's default; each call can give its own. The client is
+    safe to share between threads (httpx's pool is).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        key: str | None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self._http = httpx.Client(
+            base_url=f"{self.url}/v3", headers=headers, transport=transport, trust_env=False
+        )
+
+    def __repr__(self) -> str:
+        return f"Honcho({self.url!r})"
+
+    def __enter__(self) -> Honcho:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    # Get-or-create: Honcho answers 201 when it created, 200 when it existed.
+
+    def workspace(self, workspace: str, *, timeout: float | None = None) -> None:
+        """Make sure the workspace exists."""
+        self._call("POST", "/workspaces", {"id": workspace}, timeout)
+
+    def peer(self, workspace: str, peer: str, *, timeout: float | None = None) -> None:
+        """Make sure the peer exists in the workspace."""
+        self._call("POST", f"/workspaces/{workspace}/peers", {"id": peer}, timeout)
+
+    def session(
+        self,
+        workspace: str,
+        session: str,
+        peers: Sequence[str] = (),
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Make sure the session exists, with these peers in it."""
+        body: dict[str, Any] = {"id": session}
+        if peers:
+            body["peers"] = {peer: {} for peer in peers}
+        self._call("POST", f"/workspaces/{workspace}/sessions", body, timeout)
+
+    def add_messages(
+        self,
+        workspace: str,
+        session: str,
+        messages: Sequence[MessageIn],
+        *,
+        timeout: float | None = None,
+    ) -> list[Message]:
+        """Add one batch (1 to 100 messages) to a session, in order; Honcho's copies back."""
+        if not 1 <= len(messages) <= MAX_BATCH:
+            raise ValueError(f"a batch holds 1 to {MAX_BATCH} messages, not {len(messages)}")
+        body = {"messages": [message.body() for message in messages]}
+        path = f"/workspaces/{workspace}/sessions/{session}/messages"
+        return [Message.of(raw) for raw in self._list(self._call("POST", path, body, timeout))]
+
+    def list_messages(
+        self,
+        workspace: str,
+        session: str,
+        metadata: dict[str, Any],
+        *,
+        timeout: float | None = None,
+    ) -> list[Message]:
+        """Every message of a session whose metadata holds `metadata` (e.g. a `key` with
+        `{"in": [...]}`), oldest first, all pages read; each page its own call."""
+        path = f"/workspaces/{workspace}/sessions/{session}/messages/list"
+        found: list[Message] = []
+        page = 1
+        while True:
+            answer = self._call(
+                "POST",
+                f"{path}?page={page}&size={PAGE_SIZE}",
+                {"filters": {"metadata": metadata}},
+                timeout,
+            )
+            if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
+                raise HonchoError("server", 200)
+            found.extend(Message.of(raw) for raw in answer["items"])
+            pages = answer.get("pages")
+            if not isinstance(pages, int) or page >= pages:
+                return found
+            page += 1
+
+    def create_conclusions(
+        self,
+        workspace: str,
+        conclusions: Sequence[ConclusionIn],
+        *,
+        timeout: float | None = None,
+    ) -> list[Conclusion]:
+        """Create 1 to 100 conclusions (Honcho needs its embedding provider for this)."""
+        if not 1 <= len(conclusions) <= MAX_BATCH:
+            raise ValueError(f"a batch holds 1 to {MAX_BATCH} conclusions")
+        body = {"conclusions": [conclusion.body() for conclusion in conclusions]}
+        answer = self._call("POST", f"/workspaces/{workspace}/conclusions", body, timeout)
+        return [Conclusion.of(raw) for raw in self._list(answer)]
+
+    def search(
+        self, workspace: str, query: str, *, limit: int = 10, timeout: float | None = None
+    ) -> list[Message]:
+        """Honcho's workspace message search (no relevance cutoff: filter the results)."""
+        body = {"query": query, "limit": limit}
+        answer = self._call("POST", f"/workspaces/{workspace}/search", body, timeout)
+        return [Message.of(raw) for raw in self._list(answer)]
+
+    def query_conclusions(
+        self,
+        workspace: str,
+        query: str,
+        *,
+        observer: str,
+        observed: str,
+        top_k: int = 10,
+        timeout: float | None = None,
+    ) -> list[Conclusion]:
+        """The conclusions `observer` holds about `observed` nearest to `query`."""
+        body = {
+            "query": query,
+            "top_k": top_k,
+            "filters": {"observer_id": observer, "observed_id": observed},
+        }
+        answer = self._call("POST", f"/workspaces/{workspace}/conclusions/query", body, timeout)
+        return [Conclusion.of(raw) for raw in self._list(answer)]
+
+    def _call(self, method: str, path: str, body: Any, timeout: float | None) -> Any:
+        """One request, its failure classified; never retried here."""
+        seconds = self.timeout if timeout is None else timeout
+        try:
+            response = self._http.request(method, path, json=body, timeout=seconds)
+        except httpx.ConnectTimeout:
+            raise HonchoError("timeout") from None
+        except httpx.TimeoutException:
+            raise HonchoError("timeout", ambiguous=True) from None
+        except httpx.ConnectError:
+            raise HonchoError("unreachable") from None
+        except httpx.TransportError:
+            # The connection broke after the request went out (or while it did).
+            raise HonchoError("unreachable", ambiguous=True) from None
+        status = response.status_code
+        if status < 300:
+            try:
+                return response.json()
+            except ValueError:
+                raise HonchoError("server", status) from None
+        raise HonchoError(_kind(status), status)
+
+    @staticmethod
+    def _list(answer: Any) -> list[Any]:
+        if not isinstance(answer, list):
+            raise HonchoError("server", 200)
+        return answer
+
+
+def _kind(status: int) -> str:
+    """The kind of an HTTP error status."""
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "missing"
+    if status == 429 or status >= 500:
+        return "server"
+    return "rejected"

@@ -1,0 +1,64 @@
+"""`memoryd sync`: the Honcho worker in the foreground, until nothing is pending or a deadline."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from memoryd import config as config_file
+from memoryd.errors import MemorydError
+from memoryd.home import resolve
+from memoryd.honcho import run
+from memoryd.options import home_option
+
+
+class SyncError(MemorydError):
+    """`memoryd sync` ended with turns failed or still pending."""
+
+
+@click.command("sync")
+@click.option(
+    "--deadline",
+    type=click.FloatRange(0, 86_400),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop after this many seconds even if turns are still pending.",
+)
+@home_option
+def sync_command(deadline: float, home_dir: str | None) -> None:
+    """Send the finished turns and the conclusions to Honcho now; exit 1 if any failed or
+    are still pending when the deadline passes."""
+    home = resolve(home_dir).require()
+    config = config_file.load(home.config)
+    if config.honcho is None:
+        raise MemorydError(f"no [honcho] table in {home.config}: see docs/honcho.md")
+    ends = time.time() + deadline
+    with run.opened(home, config) as worker:
+        worker.scan()
+        total = worker.state.counts(time.time()).pending
+        bar: Any = None
+        if sys.stderr.isatty() and total:
+            bar = click.progressbar(length=total, label="sending to Honcho", file=sys.stderr)
+            bar.__enter__()
+
+        def sent(_: int) -> None:
+            if bar is not None:
+                left = worker.state.counts(time.time()).pending
+                bar.update(total - left - bar.pos)
+
+        worker.run_until(ends, on_send=sent)
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    part = run.status(home, True)
+    assert part is not None
+    for line in run.status_lines(part):
+        click.echo(line)
+    if part["pending"] or part["failed"]:
+        failed = sum(part["failed"].values())
+        raise SyncError(
+            f"{part['pending']} pending, {failed} failed; last error: {part['last_error']}"
+        )

@@ -1,0 +1,84 @@
+"""Deciding a turn, pure: sent, or skipped with its reason, and the messages that carry it.
+
+SPEC section 8: a finished turn is skipped when its text or reply holds a secret (`secret`),
+when it was said in a tainted session (`tainted`), when its session is of class secret
+(`class`), or when a damaged log hides it (`log`, decided by the worker). Otherwise its two
+messages go to the agent's workspace, and also to the fleet's when the session is public.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from dataclasses import dataclass
+
+from memoryd.honcho.client import MessageIn
+from memoryd.labels import DataClass
+from memoryd.secrets import has_secret
+from memoryd.sessions import Turn
+
+_ID = re.compile(r"[a-zA-Z0-9_-]{1,512}")
+_NOT_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class Skip(enum.StrEnum):
+    """Why a finished turn is not sent."""
+
+    SECRET = "secret"
+    TAINTED = "tainted"
+    CLASS = "class"
+    LOG = "log"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happens to one finished turn: its messages, or the reason it is skipped."""
+
+    turn: int
+    skip: Skip | None
+    messages: tuple[MessageIn, ...] = ()
+    fleet: bool = False
+
+
+def honcho_id(name: str) -> str:
+    """`name` as a Honcho id (`^[a-zA-Z0-9_-]{1,512}$`): itself when it already is one, else
+    every other character as `_` and `-` plus 8 hex digits of its SHA-256, so two names that
+    differ only in such characters (`a.b`, `a_b`) never share an id."""
+    if _ID.fullmatch(name):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_NOT_ID.sub('_', name)[:400]}-{digest}"
+
+
+def message_key(session: str, turn: int, part: str) -> str:
+    """The metadata `key` of one message of a turn: `<session>:<turn>:<user|reply>`."""
+    return f"{session}:{turn}:{part}"
+
+
+def decide(session: str, turn: Turn, data_class: DataClass, *, agent: str, owner: str) -> Decision:
+    """The decision for a finished turn of `session` (of class `data_class`)."""
+    if turn.reply is None:
+        raise ValueError("only a finished turn is decided")
+    if has_secret(turn.text) or has_secret(turn.reply):
+        return Decision(turn.number, Skip.SECRET)
+    if turn.tainted or turn.reply_tainted:
+        return Decision(turn.number, Skip.TAINTED)
+    if data_class is DataClass.SECRET:
+        return Decision(turn.number, Skip.CLASS)
+    speaker = honcho_id(turn.speaker or owner)
+    messages = (
+        MessageIn(
+            speaker,
+            turn.text,
+            {"turn": turn.number, "key": message_key(session, turn.number, "user")},
+            turn.at,
+        ),
+        MessageIn(
+            honcho_id(agent),
+            turn.reply,
+            {"turn": turn.number, "key": message_key(session, turn.number, "reply")},
+            turn.reply_at,
+        ),
+    )
+    return Decision(turn.number, None, messages, fleet=data_class is DataClass.PUBLIC)

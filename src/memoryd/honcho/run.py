@@ -1,0 +1,171 @@
+"""Running the Honcho worker: wiring it from the config, one worker per home, its status.
+
+Used by the composition roots only (`memoryd sync`, `memoryd status`, the daemon). One worker
+at a time sends for a home: it holds an exclusive `flock` on `memory/honcho.lock`, so `memoryd
+sync` beside a daemon that runs the worker is refused instead of sending twice.
+
+This module does not import the client (httpx) at load: `memoryd --help` must stay light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memoryd.config import Config
+from memoryd.errors import LockError
+from memoryd.home import Home
+from memoryd.honcho.state import SyncState
+
+if TYPE_CHECKING:
+    from memoryd.honcho.sync import Worker
+
+log = logging.getLogger("memoryd")
+
+TIMEOUT = 10.0
+"""Each call the worker makes waits at most this long, in seconds."""
+
+
+def state_path(home: Home) -> Path:
+    """`memory/honcho.sqlite`: the sync state, beside the index."""
+    return home.memory / "honcho.sqlite"
+
+
+@contextlib.contextmanager
+def worker_lock(home: Home) -> Iterator[None]:
+    """Hold the home's Honcho worker lock; LockError when another process holds it."""
+    path = home.memory / "honcho.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockError(
+                "another memoryd (the daemon, or a `memoryd sync`) is sending to Honcho for "
+                "this home: let it finish, and see `memoryd status`"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def opened(home: Home, config: Config, timeout: float = TIMEOUT) -> Iterator[Worker]:
+    """The home's worker, holding the worker lock; closed at the end. Needs `[honcho]`."""
+    from memoryd.honcho.client import Honcho
+    from memoryd.honcho.sync import Target, Worker
+    from memoryd.memory.files import Memory
+
+    honcho_config = config.honcho
+    if honcho_config is None:
+        raise LockError("no [honcho] in the config: nothing to send")
+    memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+    target = Target(
+        honcho_config.workspace,
+        config.agent,
+        config.owner,
+        honcho_config.fleet.workspace if honcho_config.fleet else None,
+    )
+    with worker_lock(home):
+        state = SyncState(state_path(home))
+        honcho = Honcho(honcho_config.url, honcho_config.key(), timeout=timeout)
+        try:
+            yield Worker(
+                home.sessions,
+                state,
+                honcho,
+                target,
+                journal=memory.journal,
+                files=config.files,
+                timeout=timeout,
+            )
+        finally:
+            honcho.close()
+            state.close()
+
+
+def start(home: Home, config: Config, stop: threading.Event) -> threading.Thread | None:
+    """The daemon's worker in a thread, until `stop`; None without `[honcho]`.
+
+    Every decision is committed before its request goes out, so a stop at any moment keeps
+    what was decided: the next start sends what is pending and checks what was in flight.
+    """
+    if config.honcho is None:
+        return None
+
+    def run() -> None:
+        try:
+            with opened(home, config) as worker:
+                log.info("honcho: sending to %s", config.honcho.url if config.honcho else "")
+                worker.run(stop)
+        except LockError as e:
+            log.warning("honcho: %s", e)
+
+    thread = threading.Thread(target=run, name="memoryd-honcho", daemon=True)
+    thread.start()
+    return thread
+
+
+def status(home: Home, configured: bool) -> dict[str, Any] | None:
+    """The Honcho part of `memoryd status` (None when `[honcho]` is not configured)."""
+    if not configured:
+        return None
+    path = state_path(home)
+    if not path.exists():
+        return {
+            "sent": 0,
+            "skipped": {},
+            "failed": {},
+            "pending": 0,
+            "conclusions": 0,
+            "last_error": None,
+            "last_error_at": None,
+            "backing_off": False,
+        }
+    state = SyncState(path)
+    try:
+        counts = state.counts(time.time())
+    finally:
+        state.close()
+    when = counts.last_error_at
+    return {
+        "sent": counts.sent,
+        "skipped": counts.skipped,
+        "failed": counts.failed,
+        "pending": counts.pending,
+        "conclusions": counts.conclusions_sent,
+        "last_error": counts.last_error,
+        "last_error_at": None
+        if when is None
+        else datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "backing_off": counts.backing_off,
+    }
+
+
+def status_lines(part: dict[str, Any] | None) -> list[str]:
+    """The Honcho part of `memoryd status` as text."""
+    if part is None:
+        return ["honcho    not configured"]
+
+    def by(counts: dict[str, int]) -> str:
+        return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
+
+    lines = [
+        f"honcho    {part['sent']} turns sent, {part['pending']} pending"
+        + (" (backing off)" if part["backing_off"] else ""),
+        f"  skipped {by(part['skipped'])}",
+        f"  failed  {by(part['failed'])}",
+        f"  conclusions {part['conclusions']} sent",
+    ]
+    if part["last_error"]:
+        lines.append(f"  last error at {part['last_error_at']}: {part['last_error']}")
+    return lines

@@ -1,0 +1,253 @@
+"""The Honcho sync state: which turns are decided, and the durable queue of what to send.
+
+Its own SQLite file, `memory/honcho.sqlite`, beside the index but not in it: `memoryd reindex`
+rebuilds the index from scratch, and forgetting what was sent would send it twice. A turn is
+decided and its messages queued in one transaction, so a decision is never half kept.
+
+A queued item (`outbox`) is a message or a conclusion for one workspace. `sending` is set,
+committed, before its request goes out; an item found `sending` at start, or whose request
+failed ambiguously, is `maybe` landed: it is looked for in Honcho before it is sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import IndexStoreError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS seen (session TEXT PRIMARY KEY, signature TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decided (
+    session TEXT NOT NULL, turn INTEGER NOT NULL, reason TEXT,
+    PRIMARY KEY (session, turn));
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY, workspace TEXT NOT NULL, target TEXT NOT NULL,
+    item TEXT NOT NULL, key TEXT NOT NULL, body TEXT NOT NULL,
+    session TEXT, turn INTEGER,
+    state TEXT NOT NULL DEFAULT 'pending', kind TEXT, status INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0, due REAL NOT NULL DEFAULT 0,
+    sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
+CREATE TABLE IF NOT EXISTS journal (
+    one INTEGER PRIMARY KEY CHECK (one = 1), line INTEGER NOT NULL, offset INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS errors (id INTEGER PRIMARY KEY, at REAL NOT NULL, text TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One queued message or conclusion. `target` is the Honcho session (messages) or ''."""
+
+    id: int
+    workspace: str
+    target: str
+    item: str
+    key: str
+    body: dict[str, Any]
+    attempts: int
+    maybe: bool
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What `memoryd status` shows of the sync."""
+
+    sent: int
+    skipped: dict[str, int]
+    failed: dict[str, int]
+    pending: int
+    conclusions_sent: int
+    last_error: str | None
+    last_error_at: float | None
+    backing_off: bool
+
+
+class SyncState:
+    """The state file, open. One connection; use it from one thread."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+            # A request that was going out when the process stopped may have landed.
+            self._db.execute("UPDATE outbox SET maybe = 1, sending = 0 WHERE sending = 1")
+        except sqlite3.Error as e:
+            raise IndexStoreError(f"cannot open the Honcho sync state {path}: {e}") from e
+
+    def close(self) -> None:
+        """Close the file."""
+        self._db.close()
+
+    def signature(self, session: str) -> str | None:
+        """What the session's logs looked like when last read (None: never read)."""
+        row = self._db.execute("SELECT signature FROM seen WHERE session = ?", (session,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
+
+    def decided(self, session: str) -> set[int]:
+        """The turns of a session already decided."""
+        rows = self._db.execute("SELECT turn FROM decided WHERE session = ?", (session,))
+        return {int(turn) for (turn,) in rows}
+
+    def decide(
+        self,
+        session: str,
+        decisions: Sequence[tuple[int, str | None, Sequence[tuple[str, str, str, dict[str, Any]]]]],
+        signature: str,
+    ) -> None:
+        """Keep decisions `(turn, reason, [(workspace, target, key, body), ...])` and the
+        session's new signature, all at once."""
+        with self._transaction():
+            for turn, reason, items in decisions:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO decided (session, turn, reason) VALUES (?, ?, ?)",
+                    (session, turn, reason),
+                )
+                for workspace, target, key, body in items:
+                    self._db.execute(
+                        "INSERT INTO outbox (workspace, target, item, key, body, session, turn)"
+                        " VALUES (?, ?, 'message', ?, ?, ?, ?)",
+                        (workspace, target, key, json.dumps(body), session, turn),
+                    )
+            self._db.execute(
+                "INSERT OR REPLACE INTO seen (session, signature) VALUES (?, ?)",
+                (session, signature),
+            )
+
+    def journal(self) -> tuple[int, int]:
+        """The last journal line read for conclusions, and the byte offset after it."""
+        row = self._db.execute("SELECT line, offset FROM journal").fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def conclude(
+        self, workspace: str, items: Sequence[tuple[str, dict[str, Any]]], line: int, offset: int
+    ) -> None:
+        """Queue conclusions `(key, body)` and move the journal cursor, all at once."""
+        with self._transaction():
+            for key, body in items:
+                self._db.execute(
+                    "INSERT INTO outbox (workspace, target, item, key, body) "
+                    "VALUES (?, '', 'conclusion', ?, ?)",
+                    (workspace, key, json.dumps(body)),
+                )
+            self._db.execute(
+                "INSERT OR REPLACE INTO journal (one, line, offset) VALUES (1, ?, ?)",
+                (line, offset),
+            )
+
+    def due(self, now: float, limit: int) -> list[Item]:
+        """The oldest pending items of one kind for one workspace and target, that are due."""
+        first = self._db.execute(
+            "SELECT workspace, target, item FROM outbox WHERE state = 'pending' AND due <= ? "
+            "ORDER BY id LIMIT 1",
+            (now,),
+        ).fetchone()
+        if first is None:
+            return []
+        rows = self._db.execute(
+            "SELECT id, workspace, target, item, key, body, attempts, maybe FROM outbox "
+            "WHERE state = 'pending' AND due <= ? AND workspace = ? AND target = ? AND item = ? "
+            "ORDER BY id LIMIT ?",
+            (now, *first, limit),
+        )
+        return [
+            Item(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), int(r[6]), bool(r[7]))
+            for r in rows
+        ]
+
+    def next_due(self) -> float | None:
+        """When the earliest pending item is due (None: nothing pending)."""
+        (due,) = self._db.execute("SELECT min(due) FROM outbox WHERE state = 'pending'").fetchone()
+        return None if due is None else float(due)
+
+    def sending(self, ids: Sequence[int]) -> None:
+        """Mark items as going out now (committed before the request)."""
+        self._set(ids, "sending = 1")
+
+    def sent(self, ids: Sequence[int]) -> None:
+        """Mark items delivered."""
+        self._set(ids, "state = 'sent', sending = 0")
+
+    def retry(self, ids: Sequence[int], due: float, maybe: bool, error: str, now: float) -> None:
+        """Mark items to try again at `due`, after a transient failure."""
+        self._set(
+            ids,
+            "attempts = attempts + 1, sending = 0, due = ?, maybe = max(maybe, ?)",
+            (due, int(maybe)),
+        )
+        self.error(error, now)
+
+    def fail(self, ids: Sequence[int], kind: str, status: int, error: str, now: float) -> None:
+        """Mark items failed for good, with the error's kind and status."""
+        self._set(ids, "state = 'failed', sending = 0, kind = ?, status = ?", (kind, status))
+        self.error(error, now)
+
+    def error(self, text: str, now: float) -> None:
+        """Keep the last error (never text of a turn: only what HonchoError says)."""
+        self._db.execute("INSERT INTO errors (at, text) VALUES (?, ?)", (now, text))
+        self._db.execute("DELETE FROM errors WHERE id < (SELECT max(id) - 20 FROM errors)")
+
+    def counts(self, now: float) -> Counts:
+        """Turns sent, skipped by reason, failed by kind and pending; the last error."""
+        skipped = dict(
+            self._db.execute(
+                "SELECT reason, count(*) FROM decided WHERE reason IS NOT NULL GROUP BY reason"
+            ).fetchall()
+        )
+        turns = self._db.execute(
+            "SELECT max(state = 'failed'), max(state = 'pending'), max(kind) FROM outbox "
+            "WHERE item = 'message' GROUP BY session, turn"
+        ).fetchall()
+        failed: dict[str, int] = {}
+        for any_failed, _, kind in turns:
+            if any_failed:
+                failed[str(kind)] = failed.get(str(kind), 0) + 1
+        pending = sum(1 for f, p, _ in turns if p and not f)
+        sent = sum(1 for f, p, _ in turns if not p and not f)
+        conclusions = self._db.execute(
+            "SELECT count(*) FROM outbox WHERE item = 'conclusion' AND state = 'sent'"
+        ).fetchone()[0]
+        pending += self._db.execute(
+            "SELECT count(*) FROM outbox WHERE item = 'conclusion' AND state = 'pending'"
+        ).fetchone()[0]
+        last = self._db.execute("SELECT text, at FROM errors ORDER BY id DESC LIMIT 1").fetchone()
+        backing = self._db.execute(
+            "SELECT count(*) FROM outbox WHERE state = 'pending' AND attempts > 0 AND due > ?",
+            (now,),
+        ).fetchone()[0]
+        return Counts(
+            sent,
+            skipped,
+            failed,
+            pending,
+            int(conclusions),
+            None if last is None else str(last[0]),
+            None if last is None else float(last[1]),
+            bool(backing),
+        )
+
+    def _set(self, ids: Sequence[int], assignments: str, values: tuple[Any, ...] = ()) -> None:
+        marks = ",".join("?" * len(ids))
+        self._db.execute(f"UPDATE outbox SET {assignments} WHERE id IN ({marks})", (*values, *ids))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")

@@ -1,0 +1,291 @@
+"""The Honcho worker: reads sessions, decides each finished turn once, sends what is queued.
+
+One `step()` does one thing: it reads the sessions whose logs changed and queues their new
+decisions, or sends one batch (oldest first, at most 100 messages, one workspace and session).
+Transient failures (network, timeout, 429, 5xx) wait a capped exponential backoff with jitter;
+other failures fail the items with their kind. After an ambiguous failure the items are looked
+for (the session's messages listed by their `key`) and only those that did not land are sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import DamagedLogError, HonchoError, JournalError
+from memoryd.honcho.client import MAX_BATCH, ConclusionIn, Honcho, MessageIn
+from memoryd.honcho.conclusions import conclusions
+from memoryd.honcho.decide import Skip, decide, honcho_id
+from memoryd.honcho.state import Item, SyncState
+from memoryd.labels import DataClass
+from memoryd.memory.files import DEFAULT_FILES, FileSpec
+from memoryd.memory.journal import read
+from memoryd.sessions import Progress, Turn, epoch_logs, read_from
+
+log = logging.getLogger("memoryd")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the worker sends: the agent's workspace, the fleet's, and the two peers."""
+
+    workspace: str
+    agent: str
+    owner: str
+    fleet: str | None = None
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Capped exponential backoff with jitter: attempt n waits up to base·2ⁿ⁻¹, at most cap."""
+
+    base: float = 1.0
+    cap: float = 300.0
+
+    def delay(self, attempts: int, rand: Callable[[], float] = random.random) -> float:
+        """Seconds to wait after the `attempts`-th failure (half to all of the step)."""
+        step: float = min(self.cap, self.base * 2.0 ** max(0, attempts - 1))
+        return step * (0.5 + 0.5 * rand())
+
+
+def _signature(sessions: Path, session: str) -> str:
+    """The sizes and times of a session's logs: when unchanged, there is nothing new."""
+    parts = []
+    for epoch, path in epoch_logs(sessions, session):
+        st = path.stat()
+        parts.append([epoch, st.st_size, st.st_mtime_ns])
+    return json.dumps(parts)
+
+
+def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int | None]:
+    """A session's closed turns (every epoch as one log), its class, and the number of the
+    turn a damaged line hides (None when the log is whole). OSError when unreadable."""
+    progress = Progress()
+    closed: list[Turn] = []
+    for _, path in epoch_logs(sessions, session):
+        _, lines = read_from(path)
+        try:
+            for line in lines:
+                if line.record is not None:
+                    closed.extend(progress.feed(line.record))
+        except (DamagedLogError, ValueError):
+            hidden = progress.pending.number if progress.pending else progress.turns + 1
+            return closed, progress.data_class, hidden
+    return closed, progress.data_class, None
+
+
+class Worker:
+    """Sends the home's sessions and queued conclusions to Honcho."""
+
+    def __init__(
+        self,
+        sessions: Path,
+        state: SyncState,
+        honcho: Honcho,
+        target: Target,
+        *,
+        journal: Path | None = None,
+        files: tuple[FileSpec, ...] = DEFAULT_FILES,
+        backoff: Backoff = Backoff(),
+        timeout: float = 10.0,
+    ) -> None:
+        self.sessions = sessions
+        self.state = state
+        self.honcho = honcho
+        self.target = target
+        self.journal = journal
+        self.files = files
+        self.backoff = backoff
+        self.timeout = timeout
+        self._ready: set[tuple[str, str]] = set()
+
+    def scan(self) -> int:
+        """Decide the new finished turns of every changed session, and queue the conclusions
+        of new journal lines; how many were decided or queued."""
+        try:
+            queued = self.read_journal()
+        except (OSError, JournalError) as e:
+            self.state.error(f"cannot read the journal: {e}", time.time())
+            queued = 0
+        try:
+            names = sorted(p.name for p in self.sessions.iterdir() if p.is_dir())
+        except FileNotFoundError:
+            return queued
+        decided = queued
+        for session in names:
+            try:
+                decided += self._scan_session(session)
+            except OSError as e:
+                self.state.error(f"cannot read session {session!r}: {e.strerror}", time.time())
+        return decided
+
+    def _scan_session(self, session: str) -> int:
+        signature = _signature(self.sessions, session)
+        if signature == self.state.signature(session):
+            return 0
+        turns, data_class, hidden = read_turns(self.sessions, session)
+        done = self.state.decided(session)
+        decisions: list[tuple[int, str | None, list[tuple[str, str, str, dict[str, Any]]]]] = []
+        for turn in turns:
+            if not turn.finished or turn.number in done:
+                continue
+            decision = decide(
+                session, turn, data_class, agent=self.target.agent, owner=self.target.owner
+            )
+            reason = None if decision.skip is None else str(decision.skip)
+            items = []
+            workspaces = [self.target.workspace]
+            if decision.fleet and self.target.fleet:
+                workspaces.append(self.target.fleet)
+            for workspace in workspaces:
+                for message in decision.messages:
+                    body = message.body()
+                    items.append((workspace, honcho_id(session), body["metadata"]["key"], body))
+            decisions.append((turn.number, reason, items))
+        if hidden is not None and hidden not in done:
+            decisions.append((hidden, str(Skip.LOG), []))
+            log.warning("session %s: a damaged log hides turn %d", session, hidden)
+        self.state.decide(session, decisions, signature)
+        return len(decisions)
+
+    def send(self, now: float | None = None) -> int:
+        """Send one batch that is due; how many items it delivered."""
+        now = time.time() if now is None else now
+        items = self.state.due(now, MAX_BATCH)
+        if not items:
+            return 0
+        ids = [item.id for item in items]
+        try:
+            if items[0].item == "message":
+                delivered = self._send_messages(items)
+            else:
+                delivered = self._send_conclusions(items)
+        except HonchoError as e:
+            if e.transient:
+                delay = self.backoff.delay(items[0].attempts + 1)
+                self.state.retry(ids, now + delay, e.ambiguous, str(e), now)
+            else:
+                self.state.fail(ids, e.kind, e.status, str(e), now)
+            log.warning("honcho: %s", e)
+            return 0
+        self.state.sent(ids)
+        return delivered
+
+    def _send_messages(self, items: list[Item]) -> int:
+        workspace, session = items[0].workspace, items[0].target
+        if any(item.maybe for item in items):
+            keys = [item.key for item in items]
+            landed = {
+                m.metadata.get("key")
+                for m in self.honcho.list_messages(
+                    workspace, session, {"key": {"in": keys}}, timeout=self.timeout
+                )
+            }
+            self.state.sent([item.id for item in items if item.key in landed])
+            items = [item for item in items if item.key not in landed]
+            if not items:
+                return 0
+        if (workspace, session) not in self._ready:
+            self.honcho.workspace(workspace, timeout=self.timeout)
+            peers = sorted({str(item.body["peer_id"]) for item in items})
+            self.honcho.session(workspace, session, peers, timeout=self.timeout)
+            self._ready.add((workspace, session))
+        self.state.sending([item.id for item in items])
+        messages = [
+            MessageIn(
+                str(i.body["peer_id"]),
+                str(i.body["content"]),
+                i.body.get("metadata") or {},
+                i.body.get("created_at"),
+            )
+            for i in items
+        ]
+        self.honcho.add_messages(workspace, session, messages, timeout=self.timeout)
+        return len(items)
+
+    def _send_conclusions(self, items: list[Item]) -> int:
+        workspace = items[0].workspace
+        if (workspace, "") not in self._ready:
+            self.honcho.workspace(workspace, timeout=self.timeout)
+            for peer in sorted({str(item.body["observer_id"]) for item in items}):
+                self.honcho.peer(workspace, peer, timeout=self.timeout)
+            self._ready.add((workspace, ""))
+        self.state.sending([item.id for item in items])
+        conclusions = [
+            ConclusionIn(
+                str(i.body["content"]), str(i.body["observer_id"]), str(i.body["observed_id"])
+            )
+            for i in items
+        ]
+        self.honcho.create_conclusions(workspace, conclusions, timeout=self.timeout)
+        return len(items)
+
+    def read_journal(self) -> int:
+        """Queue a conclusion for each entry the journal added since last read; how many."""
+        if self.journal is None:
+            return 0
+        last, offset = self.state.journal()
+        try:
+            size = self.journal.stat().st_size
+        except FileNotFoundError:
+            return 0
+        if offset > size:
+            offset = 0  # the journal was replaced: read it all, skipping the lines seen
+        scan = read(self.journal, offset)
+        lines = [line for line in scan.lines if line.id > last]
+        if not lines and scan.end == offset:
+            return 0
+        found = conclusions(lines, self.files, agent=self.target.agent, owner=self.target.owner)
+        newest = max([last, *(line.id for line in lines)])
+        self.state.conclude(
+            self.target.workspace, [(c.key, c.body) for c in found], newest, scan.end
+        )
+        return len(found)
+
+    def step(self, now: float | None = None) -> int:
+        """Read what changed, then send one due batch; how many items moved."""
+        return self.scan() + self.send(now)
+
+    def run_until(
+        self,
+        deadline: float,
+        stop: threading.Event | None = None,
+        on_send: Callable[[int], None] | None = None,
+    ) -> bool:
+        """Step until nothing is pending, `deadline` (time.time()) passes or `stop` is set;
+        whether nothing is pending. `on_send` hears how many items each batch delivered."""
+        stop = stop or threading.Event()
+        self.scan()
+        while not stop.is_set():
+            delivered = self.send()
+            if on_send is not None:
+                on_send(delivered)
+            due = self.state.next_due()
+            now = time.time()
+            if due is None:
+                return True
+            if now >= deadline:
+                return False
+            if due > now:
+                stop.wait(min(due, deadline) - now)
+        return self.state.next_due() is None
+
+    def run(self, stop: threading.Event, interval: float = 1.0) -> None:
+        """The daemon's loop: step until `stop`, waking at least every `interval` seconds."""
+        while not stop.is_set():
+            try:
+                moved = self.step()
+            except Exception:  # the worker must outlive a bug in one step; log it
+                log.exception("honcho: the worker's step failed")
+                moved = 0
+            if not moved:
+                due = self.state.next_due()
+                wait = interval if due is None else max(0.0, min(interval, due - time.time()))
+                stop.wait(wait)
