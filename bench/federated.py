@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import statistics
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +77,25 @@ def seeded(fake: FakeHoncho, count: int) -> None:
             fake.seed_conclusion(ws, "kyle likes coffee with milk", "kyle", "kyle")
 
 
+def serve_fake(conn: Connection, count: int, latency: float) -> None:
+    """Run the fake Honcho in this (child) process, each answer `latency` seconds late: seed
+    it, send its URL, then make the workspaces named on `conn` hang, until told None."""
+    with FakeHoncho() as fake:
+        seeded(fake, count)
+        fake.latency = latency
+        conn.send(fake.url)
+        while (workspace := conn.recv()) is not None:
+            fake.behave(workspace, "hang")
+            conn.send("ok")
+
+
+def hang(conn: Connection, *workspaces: str) -> None:
+    """Make the fake Honcho's `workspaces` hang."""
+    for workspace in workspaces:
+        conn.send(workspace)
+        conn.recv()
+
+
 def timed(reading: Reading, index: Index, home: Home, query: str, runs: int) -> list[float]:
     """Seconds each of `runs` recalls took."""
     now = datetime.now(UTC)
@@ -93,13 +114,24 @@ def main() -> None:
     parser.add_argument("--seeded", type=int, default=200)
     parser.add_argument("--recalls", type=int, default=50)
     parser.add_argument("--wait-ms", type=int, default=500)
+    # A real Honcho answers a search in tens of milliseconds (network and database); without
+    # some latency the fake measures only the client's Python, serialized by the GIL.
+    parser.add_argument("--latency-ms", type=int, default=20)
     args = parser.parse_args()
     wait = args.wait_ms / 1000
-    with tempfile.TemporaryDirectory() as tmp, FakeHoncho() as fake:
+    # The fake server runs in a process of its own: in this one, its threads would take the GIL
+    # from recall's, and its own work would be measured as memoryd's.
+    context = multiprocessing.get_context("fork")
+    conn, child = context.Pipe()
+    server = context.Process(
+        target=serve_fake, args=(child, args.seeded, args.latency_ms / 1000), daemon=True
+    )
+    server.start()
+    url: str = conn.recv()
+    with tempfile.TemporaryDirectory() as tmp:
         home = home_with(Path(tmp), args.turns)
-        seeded(fake, args.seeded)
         config = HonchoConfig(
-            url=fake.url,
+            url=url,
             workspace="boxmaker",
             wait_ms=args.wait_ms,
             fleet=FleetSource("fleet"),
@@ -108,7 +140,7 @@ def main() -> None:
                 ReadSource("rift", "rift", "rift"),
             ),
         )
-        with Index(home.index) as index, Honcho(fake.url, None) as client:
+        with Index(home.index) as index, Honcho(url, None) as client:
             catch_up(index, home.sessions, Names("boxmaker", "kyle"))
             found = tuple(sources(config))
             reading = Reading(client, found, "kyle", wait, lambda line: None)
@@ -125,18 +157,21 @@ def main() -> None:
                 own[source.name] = statistics.median(runs)
             slowest = max(own.values())
             fast = timed(reading, index, home, query, args.recalls)
-            fake.behave("rift", "hang")
+            hang(conn, "rift")
             one = timed(reading, index, home, query, 5)
-            for ws in WORKSPACES:
-                fake.behave(ws, "hang")
+            hang(conn, *WORKSPACES)
             every = timed(reading, index, home, query, 5)
+    server.terminate()
     rows = [
         ("all answering", fast, slowest + 0.005),
         ("one hanging", one, wait + 0.050),
         ("all hanging", every, wait + 0.050),
     ]
     own_ms = ", ".join(f"{name} {seconds * 1000:.2f}" for name, seconds in own.items())
-    print(f"wait {args.wait_ms} ms; {args.turns} local turns; own latency (ms): {own_ms}")
+    print(
+        f"wait {args.wait_ms} ms; {args.turns} local turns; the fake answers each call "
+        f"{args.latency_ms} ms late; own latency (ms): {own_ms}"
+    )
     print(f"{'case':<15} {'runs':>5} {'p50 ms':>9} {'max ms':>9} {'target ms':>10}  result")
     for name, took, target in rows:
         p50, worst = statistics.median(took) * 1000, max(took) * 1000

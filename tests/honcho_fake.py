@@ -27,6 +27,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -108,6 +109,9 @@ class FakeHoncho:
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.latency = 0.0
+        """Seconds every answer waits before it is sent, as a real server's network and
+        database would make it (the benchmarks set it; tests leave it 0)."""
 
     def start(self) -> FakeHoncho:
         """Serve in a thread."""
@@ -305,6 +309,9 @@ class FakeHoncho:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; without this, Nagle's algorithm and the
+            # client's delayed ACK add ~40 ms to every answer, which would hide memoryd's own.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -318,6 +325,8 @@ class FakeHoncho:
                     body = None
                 request = Request("POST", self.path, body, raw, self.headers.get("Authorization"))
                 behaviour = fake._behaviour(request)
+                if fake.latency:
+                    time.sleep(fake.latency)
                 match behaviour.mode:
                     case "answer":
                         self._send(*fake._answer("POST", self.path, body))
