@@ -1,0 +1,44 @@
+"""The daemon's watcher: new turns indexed as the logs grow, by polling when it cannot watch."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.serve.daemon import POLL, watch
+from memoryd.serve.service import Service
+
+
+def recalled_within(service: Service, query: str, seconds: float) -> str:
+    """The recall's text once it holds a hit, or the last answer when `seconds` run out."""
+    deadline = time.monotonic() + seconds
+    text = ""
+    while time.monotonic() < deadline:
+        text = service.recall(query, 5, None).text
+        if text.startswith("[1] "):
+            break
+        time.sleep(0.05)
+    return text
+
+
+def test_when_the_sessions_folder_cannot_be_watched_new_turns_are_found_by_polling(
+    home: Home,
+) -> None:
+    service = Service.open(home)
+    # watchfiles cannot watch a folder that does not exist: the watcher falls back to polling.
+    shutil.rmtree(home.sessions)
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch, args=(service, stop), daemon=True)
+    watcher.start()
+    try:
+        time.sleep(POLL)
+        write_log(home, "s1", turn("the narwhal surfaced", "noted"))
+        assert recalled_within(service, "narwhal", 1.5).startswith("[1] memory")
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+        service.close()
+    assert not watcher.is_alive()
