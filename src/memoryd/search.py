@@ -115,16 +115,15 @@ def search(
     items, tokens_held = index.counts()
     documents = index.documents(folded)
     if any(tokens(term) != [term] for term in folded):
-        # A character the tokenizer splits on and Python does not: let FTS5 rank both parts.
+        # A character the tokenizer splits on and Python does not: let FTS5 rank this part too.
         hits = index.search(every(found), k)
-        kept = rarer(documents, items, floor=floor)
-        return hits + _ranked_by_fts5(index, some(kept), k - len(hits), {h.id for h in hits})
-    weights = Weights(
-        {term: idf(documents[term], items) for term in folded},
-        tokens_held / items if items else 0.0,
-    )
-    budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
-    hits = every_term(index, folded, weights, budget, k)
+    else:
+        weights = Weights(
+            {term: idf(documents[term], items) for term in folded},
+            tokens_held / items if items else 0.0,
+        )
+        budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
+        hits = every_term(index, folded, weights, budget, k)
     if len(hits) < k:
         # FTS5 ranks the second part: its terms are not common, so counting their rows is
         # cheap, and it scores each row faster than reading it here would.
