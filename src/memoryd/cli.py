@@ -22,7 +22,7 @@ from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory import commands as memory_commands
-from memoryd.options import home_option
+from memoryd.options import echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 
@@ -69,19 +69,7 @@ def recall_command(
 
             reading = Reading.of(config, lambda line: click.echo(line, err=True))
             answer = recall_with(index, query, k, session, datetime.now(UTC), home.recalls, reading)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "text": answer.text,
-                    "class": answer.label.data_class.value,
-                    "untrusted": answer.label.untrusted,
-                },
-                ensure_ascii=False,
-            )
-        )
-    else:
-        click.echo(answer.text)
+    echo_labelled(answer.text, answer.label, as_json)
 
 
 @cli.command("reindex")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
+from memoryd.labels import Label
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -19,3 +22,17 @@ def home_option(command: F) -> F:
         default=None,
         help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",
     )(command)
+
+
+def echo_labelled(text: str, label: Label, as_json: bool) -> None:
+    """Print an answer that carries memory: its text, or with `--json` the text and its label
+    as `{"text", "class", "untrusted"}`."""
+    if not as_json:
+        click.echo(text)
+        return
+    click.echo(
+        json.dumps(
+            {"text": text, "class": label.data_class.value, "untrusted": label.untrusted},
+            ensure_ascii=False,
+        )
+    )

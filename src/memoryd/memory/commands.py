@@ -8,7 +8,6 @@ is a `MemorydError`, which `cli.main` prints as one line with exit status 1.
 from __future__ import annotations
 
 import contextlib
-import json
 from datetime import UTC, datetime
 
 import click
@@ -24,7 +23,7 @@ from memoryd.memory.edits import OWNER, Author, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
 from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
 from memoryd.memory.recovery import consistency, recover
-from memoryd.options import home_option
+from memoryd.options import echo_labelled, home_option
 from memoryd.text import when
 
 LOG_DEFAULT = 20
@@ -198,16 +197,4 @@ def check_command(home_dir: str | None) -> None:
 def block_command(session: str | None, as_json: bool, home_dir: str | None) -> None:
     """Print the memory block: what the loop puts in the system prompt."""
     found = memory_block(recovered(_home(home_dir)), session)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "text": found.text,
-                    "class": found.label.data_class.value,
-                    "untrusted": found.label.untrusted,
-                },
-                ensure_ascii=False,
-            )
-        )
-    else:
-        click.echo(found.text)
+    echo_labelled(found.text, found.label, as_json)
