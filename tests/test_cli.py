@@ -101,6 +101,8 @@ def test_bad_input_is_one_line_and_an_exit_status(home: Home, tmp_path: Path) ->
         (("recall", "x" * 501), 1, "at most 500"),
         (("recall", "x", "-k", "0"), 2, "0 is not in the range 1<=x<=20"),
         (("recall", "x", "-k", "21"), 2, "21 is not in the range"),
+        (("recall", "x", "--session", "a/b"), 2, "not a session id"),
+        (("recall", "x", "--session", "glpat-" + "Abcdefghij0" * 3), 2, "shaped like a key"),
         (("recall", "x", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
         (("status", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
         (("frobnicate",), 2, "No such command"),

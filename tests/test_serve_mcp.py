@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -107,3 +108,20 @@ def test_mcp_goes_through_a_running_daemon(home: Home) -> None:
     finally:
         assert running.stop() == 0
     assert found["edit"].startswith("add self.md (journal line 1)")
+
+
+def test_mcp_refuses_a_bad_session_id_at_start(home: Home) -> None:
+    key = "glpat-" + "Abcdefghij0123456789xyz"
+    for bad in (key, "two words", "../up"):
+        params = _mcp(home, "--session", bad)
+        done = subprocess.run(
+            [params.command, *params.args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(params.env or {})},
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "--session" in done.stderr and "not a session id" in done.stderr
+        assert bad not in done.stderr and key[6:] not in done.stderr

@@ -52,7 +52,12 @@ def cli() -> None:
 @cli.command("recall")
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, K_MAX), default=K_DEFAULT, show_default=True)
-@click.option("--session", default=None, help="The session the recall is made for.")
+@click.option(
+    "--session",
+    default=None,
+    callback=memory_commands.session_id,
+    help="The session the recall is made for: only items at or below its class are shown.",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"text", "class", "untrusted"}.')
 @home_option
 def recall_command(
@@ -163,7 +168,9 @@ def serve_command(listen: str | None, public: bool, home_dir: str | None) -> Non
     "--session",
     default="mcp",
     show_default=True,
-    help="The session the model's edits are made for (its taint and class decide them).",
+    callback=memory_commands.session_id,
+    help="The session the model's calls are made for: its taint and class decide the edits, "
+    "its class bounds what recall and the block show.",
 )
 @home_option
 def mcp_command(session: str, home_dir: str | None) -> None:

@@ -16,13 +16,14 @@ from memoryd import config as config_file
 from memoryd.errors import CheckError, JournalError, LockError
 from memoryd.home import Home, resolve
 from memoryd.index import Index
-from memoryd.memory.block import memory_block
+from memoryd.memory.block import memory_block, shown
 from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Author, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
 from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
 from memoryd.memory.recovery import consistency, recover
+from memoryd.memory.trust import SESSION_RULE, is_session_id
 from memoryd.options import echo_labelled, home_option
 from memoryd.text import when
 
@@ -59,11 +60,20 @@ def memory_group() -> None:
     """Show, edit and undo the memory files (identity and notes)."""
 
 
+def session_id(_: click.Context, __: click.Parameter, value: str | None) -> str | None:
+    """A `--session` value checked against the session id rule: a usage error (exit 2) that
+    does not echo it (a value breaking the rule may be a key pasted in the wrong place)."""
+    if value is not None and not is_session_id(value):
+        raise click.BadParameter(SESSION_RULE)
+    return value
+
+
 @memory_group.command("show")
 @click.argument("file", required=False)
 @home_option
 def show_command(file: str | None, home_dir: str | None) -> None:
-    """Show FILE (every memory file when none is named) as it is on disk."""
+    """Show FILE (every memory file when none is named) as it is on disk, except that secrets
+    are removed, chat-template tags neutralised and control characters left out."""
     memory = recovered(_home(home_dir))
     specs = (find(memory, file),) if file else memory.files
     for n, spec in enumerate(specs):
@@ -73,6 +83,8 @@ def show_command(file: str | None, home_dir: str | None) -> None:
         used = usage(spec, parse(text).entries).partition(": ")[2]
         click.echo(f"## {spec.name} ({used}, {spec.data_class})")
         if text:
+            # A file edited by hand may hold a key or a tag; what is shown never does.
+            text = shown(text)
             click.echo(text, nl=not text.endswith("\n"))
 
 
@@ -83,6 +95,7 @@ def _author(session: str | None) -> Author:
 _SESSION = click.option(
     "--session",
     default=None,
+    callback=session_id,
     help="Make the edit on behalf of this session, as the model's tool does.",
 )
 
@@ -191,7 +204,12 @@ def check_command(home_dir: str | None) -> None:
 
 
 @click.command("block")
-@click.option("--session", default=None, help="The session the block is for (its class).")
+@click.option(
+    "--session",
+    default=None,
+    callback=session_id,
+    help="The session the block is for (its class).",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"text", "class", "untrusted"}.')
 @home_option
 def block_command(session: str | None, as_json: bool, home_dir: str | None) -> None:

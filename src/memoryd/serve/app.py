@@ -12,12 +12,12 @@ import hmac
 import json
 import logging
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,8 +35,11 @@ from memoryd.errors import (
     RecallError,
     RecordError,
 )
+from memoryd.indexer import SESSION_ID
 from memoryd.memory.journal import Op
+from memoryd.memory.trust import SESSION_RULE, is_session_id
 from memoryd.recall import K_DEFAULT, K_MAX
+from memoryd.secrets import redact
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
 
@@ -76,32 +79,70 @@ def error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     )
 
 
+SESSION_PATTERN = "^" + SESSION_ID.pattern + "$"
+"""A session id as every field that takes one checks it (the rule of `indexer.SESSION_ID`)."""
+
+
+def _not_a_key(session: str | None) -> str | None:
+    # A session id becomes item keys, journal lines and recall log lines: one shaped like a
+    # key is refused here rather than kept there.
+    if session is not None and not is_session_id(session):
+        raise ValueError("not a session id")
+    return session
+
+
+SessionId = Annotated[str, Field(pattern=SESSION_PATTERN), AfterValidator(_not_a_key)]
+"""A session id in a body or a path: the session id rule, and no key."""
+
+OWNER_OR_SESSION = (
+    'say who asks: `"session": "<id>"` for the model on behalf of a session, or `"as": "owner"` '
+    "for the owner (not both)"
+)
+FILES_FOR = (
+    "say who reads: `?session=<id>` for the files that session's class may see, or `?as=owner` "
+    "for every file (not both)"
+)
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class RecallBody(_Body):
-    """`POST /v1/recall`."""
+    """`POST /v1/recall`: for `session` (its class bounds what is shown), or for none."""
 
     query: str = Field(max_length=10_000)
     k: int = Field(default=K_DEFAULT, ge=1, le=K_MAX)
-    session: str | None = None
+    session: SessionId | None = None
 
 
 class MemoryBody(_Body):
-    """`POST /v1/memory`: an edit by the model for `session`, or by the owner without one."""
+    """`POST /v1/memory`: an edit by the model for `session`, or by the owner (`"as": "owner"`):
+    exactly one of the two."""
 
     op: Literal["add", "replace", "remove"]
-    file: str
+    file: str = Field(max_length=200)
     text: str = ""
     old: str = ""
-    session: str | None = None
+    session: SessionId | None = None
+    as_: Literal["owner"] | None = Field(default=None, alias="as")
 
 
 class RecordsBody(_Body):
     """`POST /v1/sessions/{session}/records`: records as the session log format has them."""
 
     records: list[dict[str, Any]] = Field(min_length=1, max_length=10_000)
+
+
+# Every name a request may use for a field: a validation error names only these, so a field
+# name a client made up (which may be a key pasted in the wrong place) is never echoed.
+_NAMES = frozenset(
+    name
+    for model in (RecallBody, MemoryBody, RecordsBody)
+    for field_name, info in model.model_fields.items()
+    for name in (field_name, info.alias)
+    if name
+) | {"as", "session", "body", "query", "path"}
 
 
 class Labelled(BaseModel):
@@ -135,18 +176,16 @@ def create_app(service: Service) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, RequestValidationError)
-        problems = []
-        for problem in e.errors()[:5]:
-            where = ".".join(str(p) for p in problem.get("loc", ()) if p != "body")
-            problems.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
-        if any(p.get("type") == "json_invalid" for p in e.errors()):
-            return error(400, "bad_json", "the body is not valid JSON: " + "; ".join(problems))
-        if any(tuple(p.get("loc", ())) == ("body",) for p in e.errors()):
+        found = e.errors()
+        if any(p.get("type") == "json_invalid" for p in found):
+            return error(400, "bad_json", "the body is not valid JSON: send one JSON object")
+        if any(tuple(p.get("loc", ())) == ("body",) for p in found):
             return error(
                 400,
                 "bad_body",
                 "the body must be a JSON object sent as Content-Type: application/json",
             )
+        problems = [problem_of(p) for p in found[:5]]
         return error(422, "invalid", "; ".join(problems) + ": see /openapi.json")
 
     @app.exception_handler(HTTPException)
@@ -157,27 +196,40 @@ def create_app(service: Service) -> FastAPI:
 
     @app.post("/v1/recall", response_model=Labelled, response_model_by_alias=True)
     def recall(body: RecallBody) -> dict[str, Any]:
-        """Recall what the agent remembers about `query`, as the model reads it."""
+        """Recall what the agent remembers about `query`, as the model reads it: for a session,
+        only items at or below its class."""
         return _labelled(service.recall(body.query, body.k, body.session))
 
     @app.get("/v1/block", response_model=Labelled, response_model_by_alias=True)
-    def block(session: str | None = None) -> dict[str, Any]:
-        """The memory block: what the loop puts in the system prompt."""
+    def block(
+        session: Annotated[SessionId | None, Query()] = None,
+    ) -> dict[str, Any]:
+        """The memory block for the session's class (a `private` session's without one): what
+        the loop puts in the system prompt."""
         return _labelled(service.block(session))
 
     @app.post("/v1/memory")
-    def memory(body: MemoryBody) -> dict[str, Any]:
-        """Edit a memory file: refused for a tainted or public session."""
+    def memory(body: MemoryBody) -> Any:
+        """Edit a memory file, by the model for `session` (refused for a tainted or public
+        one) or by the owner (`"as": "owner"`): exactly one of the two."""
+        if (body.session is None) == (body.as_ is None):
+            return error(422, "invalid", OWNER_OR_SESSION)
         done = service.edit(Op(body.op), body.file, body.text, body.old, body.session)
         return {"line": done.line, "op": done.op, "file": done.file, "usage": done.usage}
 
     @app.get("/v1/memory/files")
-    def files() -> dict[str, Any]:
-        """Every memory file as on disk, with its label."""
-        return {"files": service.files()}
+    def files(
+        session: Annotated[SessionId | None, Query()] = None,
+        as_: Annotated[Literal["owner"] | None, Query(alias="as")] = None,
+    ) -> Any:
+        """The memory files a session's class may see (`?session=`), or every one
+        (`?as=owner`), with secrets removed and chat-template tags neutralised."""
+        if (session is None) == (as_ is None):
+            return error(422, "invalid", FILES_FOR)
+        return {"files": service.files(session)}
 
     @app.post("/v1/sessions/{session}/records")
-    def append(session: str, body: RecordsBody) -> dict[str, Any]:
+    def append(session: Annotated[SessionId, Path()], body: RecordsBody) -> dict[str, Any]:
         """Append records to a session's log and index them before answering."""
         return {"appended": service.append(session, body.records)}
 
@@ -202,6 +254,21 @@ def create_app(service: Service) -> FastAPI:
         return {"tools": tools()}
 
     return app
+
+
+def problem_of(problem: Any) -> str:
+    """One validation problem, in words that hold nothing the client sent: the field named
+    only when it is one the API has, pydantic's message (which names rules, not values)
+    with any secret removed, and the session id rule spelled out."""
+    loc = [p for p in problem.get("loc", ()) if p not in ("body", "query", "path")]
+    where = ".".join(str(p) if isinstance(p, int) or p in _NAMES else "?" for p in loc)
+    kind = problem.get("type")
+    if kind == "extra_forbidden":
+        return "an unknown field: send only the fields the API names"
+    if kind in ("string_pattern_mismatch", "value_error") and loc and loc[-1] == "session":
+        return f"{where}: {SESSION_RULE}"
+    message = redact(str(problem.get("msg", "invalid")))
+    return f"{where or 'body'}: {message[:200]}"
 
 
 def _labelled(found: Any) -> dict[str, Any]:
@@ -271,7 +338,8 @@ _UNAUTHORISED = (
 
 
 def _what(scope: Scope) -> tuple[str, str]:
-    return str(scope.get("method", "?")), str(scope.get("path", "?"))
+    # The path holds a session id, which may be a key pasted in the wrong place.
+    return str(scope.get("method", "?"))[:16], redact(str(scope.get("path", "?")))[:300]
 
 
 async def _read(receive: Receive) -> bytes | None:

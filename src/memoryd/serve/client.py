@@ -91,15 +91,29 @@ class Client:
         params = {"session": session} if session is not None else {}
         return _labelled(self._call("GET", "/v1/block", params=params))
 
-    def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
-        """A memory edit, by the model for `session` (by the owner when None)."""
-        body = {"op": str(op), "file": file, "text": text, "old": old, "session": session}
+    def edit(
+        self,
+        op: Op,
+        file: str,
+        text: str,
+        old: str,
+        session: str | None = None,
+        *,
+        as_owner: bool = False,
+    ) -> Edited:
+        """A memory edit, by the model for `session` or by the owner (`as_owner=True`): say
+        exactly one, or the daemon refuses it (422)."""
+        body: dict[str, Any] = {"op": str(op), "file": file, "text": text, "old": old}
+        body.update(_who(session, as_owner))
         done = self._call("POST", "/v1/memory", json=body)
         return Edited(int(done["line"]), str(done["op"]), str(done["file"]), str(done["usage"]))
 
-    def files(self) -> list[dict[str, Any]]:
-        """The memory files as on disk, with their labels."""
-        found: list[dict[str, Any]] = self._call("GET", "/v1/memory/files")["files"]
+    def files(self, session: str | None = None, *, as_owner: bool = False) -> list[dict[str, Any]]:
+        """The memory files `session`'s class may see, or every one (`as_owner=True`), with
+        their labels: say exactly one, or the daemon refuses it (422)."""
+        found: list[dict[str, Any]] = self._call(
+            "GET", "/v1/memory/files", params=_who(session, as_owner)
+        )["files"]
         return found
 
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
@@ -124,6 +138,14 @@ class Client:
         """The model's tool schemas."""
         found: list[dict[str, Any]] = self._call("GET", "/v1/tools")["tools"]
         return found
+
+
+def _who(session: str | None, as_owner: bool) -> dict[str, str]:
+    # Only what was said is sent: the owner is never the default of a missing session.
+    who = {"session": session} if session is not None else {}
+    if as_owner:
+        who["as"] = "owner"
+    return who
 
 
 def _labelled(body: dict[str, Any]) -> Labelled:

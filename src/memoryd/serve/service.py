@@ -22,13 +22,14 @@ from memoryd.honcho import run as honcho_run
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index
 from memoryd.indexer import SESSION_ID, CatchUp, Names, catch_up
-from memoryd.labels import Label
-from memoryd.memory.block import memory_block
+from memoryd.labels import DataClass, Label
+from memoryd.memory.block import memory_block, shown
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, model
 from memoryd.memory.files import Memory, parse, shown_name, usage
 from memoryd.memory.journal import Op, read_file
 from memoryd.memory.recovery import recover
+from memoryd.memory.trust import SESSION_RULE, is_session_id, trust
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, epoch_logs, parse_line
 
@@ -152,23 +153,34 @@ class Service:
         return Labelled.of(found.text, found.label)
 
     def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
-        """An edit by the model on behalf of `session`, or by the owner when it is None."""
+        """An edit by the model on behalf of `session`, or by the owner when it is None (the
+        API's edge makes the owner an explicit choice: `"as": "owner"`)."""
         if op not in (Op.ADD, Op.REPLACE, Op.REMOVE):
-            raise MemoryEditError(f"op must be add, replace or remove, not {op}")
+            raise MemoryEditError("op must be add, replace or remove")
         try:
             self.memory.find(file)
-        except KeyError as e:
-            raise NoSuchFileError(e.args[0]) from None
+        except KeyError:
+            # The name asked for is not echoed: it may be anything a client sent.
+            names = ", ".join(spec.name for spec in self.memory.files)
+            raise NoSuchFileError(f"no such memory file: the files are {names}") from None
         author = OWNER if session is None else model(session)
         done = edit(self.memory, Request(op, file, old=old, text=text), author, now())
         with self.writer:
             index_dropped(self.index, self.memory.journal)
         return Edited(done.line.id, str(done.line.op), shown_name(done.line.file), done.usage)
 
-    def files(self) -> list[dict[str, Any]]:
-        """Every memory file: name, kind, class, budget, usage and content as on disk."""
+    def files(self, session: str | None) -> list[dict[str, Any]]:
+        """The memory files `session`'s class may see (every file for the owner, when None),
+        each with its name, kind, class, budget, usage and text. The text is the file's as the
+        block shows an entry: secrets removed, chat-template tags neutralised, control and
+        invisible characters out (a file edited by hand may hold any of them)."""
+        ceiling = DataClass.SECRET
+        if session is not None:
+            ceiling = trust(self.memory.sessions, session).data_class
         found = []
         for spec in self.memory.files:
+            if spec.data_class > ceiling:
+                continue
             text = read_file(self.memory.path(spec)).decode("utf-8", "replace")
             found.append(
                 {
@@ -178,7 +190,7 @@ class Service:
                     "untrusted": False,
                     "budget": spec.budget,
                     "usage": usage(spec, parse(text).entries),
-                    "text": text,
+                    "text": shown(text),
                 }
             )
         return found
@@ -186,11 +198,8 @@ class Service:
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
         """Append records to a session's log (a `compaction` starts the next epoch), then
         index them; the number of lines written. Every record is checked before any is."""
-        if not SESSION_ID.fullmatch(session):
-            raise MemoryEditError(
-                f"{session!r} is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting "
-                "with ."
-            )
+        if not is_session_id(session):
+            raise MemoryEditError(SESSION_RULE)
         lines = [_line(n, record) for n, record in enumerate(records, start=1)]
         with self._appending:
             logs = epoch_logs(self.home.sessions, session)
