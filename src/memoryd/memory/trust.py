@@ -22,7 +22,8 @@ PUBLIC = "memory edits are refused in a public session: anyone may have written 
 _OWNER = "; the owner can make the edit with `memoryd memory`"
 
 SESSION_RULE = (
-    "not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not shaped like a key"
+    "this is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not "
+    "shaped like a key"
 )
 
 
