@@ -123,3 +123,16 @@ def test_the_cli_imports_no_server_stack() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_recall_for_a_session_shows_nothing_above_its_class(home: Home) -> None:
+    for session, data_class in (("pub", "public"), ("priv", "private"), ("sec", "secret")):
+        records = [{"type": "session", "class": data_class}]
+        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
+    for session, shown in (("pub", {"public"}), ("priv", {"public", "private"})):
+        done = memoryd("recall", "harbour", "-k", "20", "--session", session, home=home)
+        assert done.returncode == 0, done.stderr
+        said = {c for c in ("public", "private", "secret") if f"{c} words" in done.stdout}
+        assert said == shown, (session, done.stdout)
+    everything = memoryd("recall", "harbour", "-k", "20", home=home).stdout
+    assert all(f"{c} words" in everything for c in ("public", "private", "secret"))

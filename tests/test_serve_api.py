@@ -389,3 +389,59 @@ def test_a_bad_at_in_appended_records_is_refused_without_an_echo(
     assert KEY[6:] not in refused.text
     records = [{"type": "user", "text": "hi", "at": CANARY}]
     assert "hunter2" not in api.post("/v1/sessions/s1/records", json={"records": records}).text
+
+
+def _three_classes(home: Home) -> None:
+    """The same word said in a public, a private and a secret session, and a dropped note."""
+    for session, data_class in (("pub", "public"), ("priv", "private"), ("sec", "secret")):
+        records = [{"type": "session", "class": data_class}]
+        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
+
+
+def _classes_shown(text: str) -> set[str]:
+    return {line.rsplit(" · ", 1)[1] for line in text.splitlines() if line.startswith("[")}
+
+
+CEILINGS = [
+    ("pub", {"public"}),
+    ("priv", {"public", "private"}),
+    ("fresh", {"public", "private"}),  # no log yet: a session is private until it says otherwise
+    ("sec", {"public", "private", "secret"}),
+    (None, {"public", "private", "secret"}),  # no session: everything, as before
+]
+
+
+def test_a_recall_for_a_session_shows_nothing_above_its_class(home: Home, api: TestClient) -> None:
+    _three_classes(home)
+    api.post(
+        "/v1/memory", json={"op": "add", "file": "notes.md", "text": "harbour dues", "as": "owner"}
+    )
+    api.post("/v1/memory", json={"op": "remove", "file": "notes.md", "old": "dues", "as": "owner"})
+    for session, expected in CEILINGS:
+        answer = api.post("/v1/recall", json={"query": "harbour", "k": 20, "session": session})
+        text = answer.json()["text"]
+        assert _classes_shown(text) == expected, (session, text)
+        assert ("secret words" in text) == ("secret" in expected)
+        # The dropped note is the notes file's class, private.
+        assert ("harbour dues" in text) == ("private" in expected)
+
+
+def test_the_typed_client_over_a_real_daemon_passes_the_session_to_recall(home: Home) -> None:
+    from test_serve_daemon import Daemon
+
+    _three_classes(home)
+    running = Daemon(home)
+    try:
+        running.wait_ready()
+        with Client.unix(home) as client:
+            assert _classes_shown(client.recall("harbour", 20, "pub").text) == {"public"}
+            assert _classes_shown(client.recall("harbour", 20, None).text) == {
+                "public",
+                "private",
+                "secret",
+            }
+            done = client.edit(Op.ADD, "owner.md", "the owner sails", "", as_owner=True)
+            assert done.line == 1
+    finally:
+        assert running.stop() == 0
+    assert json.loads((home.memory / "journal.jsonl").read_text())["by"] == "owner"

@@ -125,3 +125,24 @@ def test_mcp_refuses_a_bad_session_id_at_start(home: Home) -> None:
         assert done.returncode == 2, done.stderr
         assert "--session" in done.stderr and "not a session id" in done.stderr
         assert bad not in done.stderr and key[6:] not in done.stderr
+
+
+def test_mcp_recall_for_a_public_session_shows_nothing_above_public(home: Home) -> None:
+    for session, data_class in (("pub", "public"), ("priv", "private"), ("sec", "secret")):
+        records = [{"type": "session", "class": data_class}]
+        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
+    found: dict[str, str] = {}
+
+    async def session(name: str) -> None:
+        params = _mcp(home, "--session", name)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            recalled = await s.call_tool("recall", {"query": "harbour", "k": 20})
+            found[name] = _text(recalled.content)
+
+    for name in ("pub", "priv", "sec"):
+        anyio.run(session, name)
+    assert "public words" in found["pub"]
+    assert "private words" not in found["pub"] and "secret words" not in found["pub"]
+    assert "private words" in found["priv"] and "secret words" not in found["priv"]
+    assert "secret words" in found["sec"]
