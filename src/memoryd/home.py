@@ -1,8 +1,18 @@
-"""The home: one agent's directory, and where each thing memoryd keeps lives under it."""
+"""The home: one agent's directory, and where each thing memoryd keeps lives under it.
+
+Also how memoryd keeps it to itself (docs/security.md): every file it creates is 0600 and every
+folder 0700 whatever the umask; it follows no symbolic link in the home; and it refuses a home
+that another user could write or owns, since whoever can write the home can plant the token,
+swap the socket or hold the lock.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,21 +53,23 @@ class Home:
         return self.memory / "recalls"
 
     def require(self) -> Home:
-        """This home, or HomeError when its folder does not exist."""
+        """This home, checked by `secure`; HomeError when its folder does not exist."""
         if not self.root.is_dir():
             raise HomeError(
                 f"no memoryd home at {self.root}: create the folder (mkdir -p {self.root}) "
                 "or pass --home DIR"
             )
+        secure(self)
         return self
 
     def create(self) -> Home:
-        """This home with its folders made."""
+        """This home with its folders made (0700), checked by `secure`."""
         try:
-            for folder in (self.sessions, self.memory, self.recalls):
-                folder.mkdir(parents=True, exist_ok=True)
+            for folder in (self.root, self.sessions, self.memory, self.recalls):
+                make_folder(folder)
         except OSError as e:
             raise HomeError(f"cannot create the memoryd home at {self.root}: {e}") from e
+        secure(self)
         return self
 
 
@@ -69,3 +81,176 @@ def resolve(option: str | os.PathLike[str] | None) -> Home:
     if env:
         return Home(Path(env).expanduser())
     return Home(Path(platformdirs.user_data_dir("memoryd")))
+
+
+FILE_MODE = 0o600
+"""The mode of every file memoryd creates."""
+
+FOLDER_MODE = 0o700
+"""The mode of every folder memoryd creates."""
+
+_TRUSTED = ("memoryd.toml", "token")
+"""Files in the home memoryd reads and trusts: the user's to write, nobody else's."""
+
+_KEPT = ("memoryd.pid", "memoryd.lock", "memoryd.sock")
+"""Files memoryd keeps at the top of the home."""
+
+
+def make_folder(path: Path) -> Path:
+    """`path` and its missing parents made, each 0700 whatever the umask; `path`."""
+    missing = []
+    folder = path
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, FOLDER_MODE)
+        except FileExistsError:
+            continue  # made meanwhile by another process
+        # mkdir's mode is masked by the umask: set it.
+        os.chmod(folder, FOLDER_MODE)
+    if not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(path))
+    return path
+
+
+def open_private(path: Path, flags: int) -> int:
+    """`os.open` for a file memoryd keeps in the home: never through a symbolic link, created
+    0600 whatever the umask, refused unless it is a regular file of ours, and tightened to 0600
+    when a group or others had any access to it. HomeError names a link or a foreign file."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise HomeError(link_message(path)) from None
+        raise
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise HomeError(f"{path} is not a regular file: remove it, memoryd makes it again")
+        if found.st_uid != os.geteuid():
+            raise HomeError(_owner_message(path, found.st_uid))
+        if found.st_mode & 0o077:
+            os.fchmod(fd, FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def private_database(path: Path) -> None:
+    """Make the SQLite file at `path` 0600 before SQLite opens it (SQLite gives its `-wal` and
+    `-shm` the database's mode), and tighten the ones an older memoryd left readable."""
+    os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.close(open_private(Path(f"{path}{suffix}"), os.O_RDONLY))
+
+
+def link_message(path: Path) -> str:
+    """What to do about a symbolic link found in the home."""
+    return (
+        f"{path} is a symbolic link: memoryd follows no link in its home; replace it with "
+        f"the file or folder itself, or remove it (rm {shlex.quote(str(path))})"
+    )
+
+
+def _owner_message(path: Path, uid: int) -> str:
+    return (
+        f"{path} is owned by uid {uid}, not by you (uid {os.geteuid()}): another user may have "
+        f"put it there; check it, then make it yours (sudo chown {os.geteuid()} "
+        f"{shlex.quote(str(path))}) or use a home of your own"
+    )
+
+
+def _writable_message(path: Path, mode: int, fix: str) -> str:
+    return (
+        f"{path} is writable by other users (mode {stat.S_IMODE(mode):04o}): they could plant "
+        f"a token, swap the socket or hold the lock; run `chmod {fix} {shlex.quote(str(path))}`"
+    )
+
+
+def _folder(path: Path, follow: bool = False) -> os.stat_result:
+    # A folder memoryd writes in: a real folder (the root may be a link the user made),
+    # ours, and not writable by a group or others.
+    found = os.stat(path) if follow else os.lstat(path)
+    if stat.S_ISLNK(found.st_mode):
+        raise HomeError(link_message(path))
+    if not stat.S_ISDIR(found.st_mode):
+        raise HomeError(f"{path} is not a folder: move it away, memoryd makes the folder")
+    if found.st_uid != os.geteuid():
+        raise HomeError(_owner_message(path, found.st_uid))
+    if found.st_mode & 0o022:
+        raise HomeError(_writable_message(path, found.st_mode, "700"))
+    return found
+
+
+def _file(path: Path, tighten: bool) -> None:
+    # A file memoryd reads or keeps: no link, ours, not writable by others; the files it
+    # keeps are tightened to 0600 (an older memoryd made them 0644), the user's are refused.
+    found = os.lstat(path)
+    if stat.S_ISLNK(found.st_mode):
+        raise HomeError(link_message(path))
+    if found.st_uid != os.geteuid():
+        raise HomeError(_owner_message(path, found.st_uid))
+    if tighten and found.st_mode & 0o077:
+        os.chmod(path, FILE_MODE)
+    elif found.st_mode & 0o022:
+        raise HomeError(_writable_message(path, found.st_mode, "600"))
+
+
+def _memory(folder: Path) -> None:
+    # memory/ and everything in it is memoryd's own: folders 0700, files 0600.
+    found = _folder(folder)
+    if found.st_mode & 0o077:
+        os.chmod(folder, FOLDER_MODE)
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                _memory(Path(entry.path))
+            else:
+                _file(Path(entry.path), tighten=True)
+
+
+def secure(home: Home) -> None:
+    """Refuse a home that is not safely ours, with the fix in the message (HomeError): the
+    home, `memory/` and everything in it, and the files memoryd reads or keeps at the top must
+    be ours, not links, and not writable by a group or others. The files and folders memoryd
+    keeps are tightened to 0600 and 0700 on the way (an older memoryd followed the umask)."""
+    try:
+        _folder(home.root, follow=True)
+        for name in (*_TRUSTED, *_KEPT):
+            path = home.root / name
+            if os.path.lexists(path):
+                _file(path, tighten=name in _KEPT)
+        if home.sessions.is_symlink():
+            raise HomeError(link_message(home.sessions))
+        if os.path.lexists(home.memory):
+            _memory(home.memory)
+    except OSError as e:
+        raise HomeError(f"cannot check the memoryd home at {home.root}: {e}") from e
+
+
+def links(home: Home) -> list[Path]:
+    """Every symbolic link in the home that memoryd would meet: at its top, in `memory/`, in
+    `sessions/` and in each session folder. memoryd refuses or skips each (for status)."""
+    found: list[Path] = []
+
+    def scan(folder: Path, depth: int) -> None:
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        found.append(Path(entry.path))
+                    elif depth and entry.is_dir(follow_symlinks=False):
+                        scan(Path(entry.path), depth - 1)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            pass
+
+    scan(home.root, 0)
+    if not home.memory.is_symlink():
+        scan(home.memory, 8)
+    if not home.sessions.is_symlink():
+        scan(home.sessions, 1)
+    return sorted(found)

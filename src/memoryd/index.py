@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memoryd.errors import IndexStoreError
+from memoryd.home import make_folder, private_database
 from memoryd.relevance import CLOSE, OPEN, fold, tokens
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
@@ -116,7 +117,8 @@ class LogState:
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the index at `path`, in WAL mode, migrated to the latest schema."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
+        private_database(path)
         conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")

@@ -141,7 +141,12 @@ def session_folders(sessions: Path) -> list[os.DirEntry[str]]:
     """The session folders under `sessions` whose names are session ids, sorted by name."""
     try:
         with os.scandir(sessions) as entries:
-            found = [e for e in entries if e.is_dir() and SESSION_ID.fullmatch(e.name)]
+            # A linked folder is not followed: it would read logs from outside the home.
+            found = [
+                e
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and SESSION_ID.fullmatch(e.name)
+            ]
     except FileNotFoundError:
         return []
     return sorted(found, key=lambda e: e.name)

@@ -14,7 +14,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd.errors import LockError
+from memoryd.errors import HomeError, LockError
+from memoryd.home import open_private
 
 TIMEOUT = 10.0
 """How long a writer waits for another to finish, in seconds."""
@@ -29,7 +30,10 @@ def locked(path: Path, timeout: float = TIMEOUT) -> Iterator[None]:
     The lock is not re-entrant: code that holds it calls only functions that assume it is held.
     """
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Never through a link, and ours: a lock another user can open, they can hold.
+        fd = open_private(path, os.O_RDWR | os.O_CREAT)
+    except HomeError as e:
+        raise LockError(f"cannot use the home's lock: {e}") from e
     except OSError as e:
         raise LockError(f"cannot open the home's lock {path}: {e}") from e
     try:

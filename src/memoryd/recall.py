@@ -7,11 +7,13 @@ Honcho, its items follow the local ones (SPEC section 8). The search itself is `
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from memoryd.errors import RecallError
+from memoryd.home import make_folder, open_private
 from memoryd.index import Hit, Index
 from memoryd.labels import DataClass, Label
 from memoryd.search import search, terms
@@ -123,6 +125,9 @@ def log(
     if honcho is not None:
         entry["honcho"] = honcho
     line = json.dumps(entry, ensure_ascii=False)
-    recalls.mkdir(parents=True, exist_ok=True)
-    with (recalls / f"{now:%Y-%m}.jsonl").open("a", encoding="utf-8") as f:
+    make_folder(recalls)
+    path = recalls / f"{now:%Y-%m}.jsonl"
+    with os.fdopen(
+        open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8"
+    ) as f:
         f.write(line + "\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import IndexStoreError
+from memoryd.home import make_folder, private_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (session TEXT PRIMARY KEY, signature TEXT NOT NULL);
@@ -72,7 +73,8 @@ class SyncState:
 
     def __init__(self, path: Path) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(path.parent)
+            private_database(path)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=5000")

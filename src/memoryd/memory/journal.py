@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import JournalError
+from memoryd.errors import HomeError, JournalError
+from memoryd.home import link_message, make_folder, open_private
 from memoryd.labels import DataClass
 from memoryd.memory.files import FILE_NAME, parse
 from memoryd.secrets import redact
@@ -186,7 +187,7 @@ def scan(data: bytes, start: int = 0) -> Scan:
 def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
     """The journal's bytes from offset `start` (`size` of them, or all); none when missing."""
     try:
-        with path.open("rb") as f:
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as f:
             f.seek(start)
             return f.read(size)
     except FileNotFoundError:
@@ -257,7 +258,8 @@ def tail(path: Path, files: Iterable[str]) -> Tail:
 def read_file(path: Path) -> bytes:
     """A memory file's bytes; none when it does not exist."""
     try:
-        return path.read_bytes()
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as f:
+            return f.read()
     except FileNotFoundError:
         return b""
     except OSError as e:
@@ -266,7 +268,7 @@ def read_file(path: Path) -> bytes:
 
 def fsync_folder(folder: Path) -> None:
     """Make a folder's entries (a rename, a new file) durable."""
-    fd = os.open(folder, os.O_RDONLY)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
@@ -277,9 +279,9 @@ def append(path: Path, line: Line) -> None:
     """Append `line` to the journal and fsync it: the edit is decided once this returns."""
     data = (line.to_json() + "\n").encode("utf-8")
     try:
-        new = not path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("ab") as f:
+        new = not os.path.lexists(path)
+        make_folder(path.parent)
+        with os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as f:
             size = f.tell()
             try:
                 f.write(data)
@@ -306,13 +308,14 @@ def replace(path: Path, content: bytes) -> None:
     temp = temporary(path)
     try:
         if not path.parent.is_dir():
-            path.parent.mkdir(parents=True)
+            make_folder(path.parent)
             fsync_folder(path.parent.parent)
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o600
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        if os.path.islink(path):
+            raise HomeError(link_message(path))
+        # A stale temporary file (or a link planted in its name) is removed, and the new one
+        # made only if nothing took the name meanwhile: nothing is written through a link.
+        temp.unlink(missing_ok=True)
+        fd = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         with os.fdopen(fd, "wb") as f:
             f.write(content)
             f.flush()

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.errors import JournalError
+from memoryd.home import open_private
 from memoryd.lock import locked
 from memoryd.memory.files import Memory, change, parse, render, shown_name
 from memoryd.memory.journal import (
@@ -93,7 +94,7 @@ def plan(memory: Memory, journal: Tail) -> Plan:
     paths = {memory.path(spec) for spec in memory.files}
     if last is not None:
         paths.add(memory.folder / last.file)
-    leftovers = tuple(sorted(p for p in map(temporary, paths) if p.exists()))
+    leftovers = tuple(sorted(p for p in map(temporary, paths) if os.path.lexists(p)))
     return Plan(journal.end < journal.size, redo, tuple(external), leftovers)
 
 
@@ -117,7 +118,7 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
     try:
         if todo.torn:
             # A line without its line break was never acknowledged: its file was not replaced.
-            with memory.journal.open("r+b") as f:
+            with os.fdopen(open_private(memory.journal, os.O_RDWR), "r+b") as f:
                 f.truncate(journal.end)
                 os.fsync(f.fileno())
         for leftover in todo.leftovers:

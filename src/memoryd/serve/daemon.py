@@ -5,29 +5,40 @@ uvicorn until SIGTERM or SIGINT.
 One daemon per home: it holds an exclusive `flock` on `<home>/memoryd.pid` for its life, so a
 second one is refused whatever the socket's state, and a socket left by a crashed daemon (whose
 lock the kernel released) is known to be stale and replaced.
+
+Slow clients are bounded (docs/security.md): a connection must deliver each request whole
+within `REQUEST_TIMEOUT` of its first byte (or of the connection), and at most
+`MAX_CONNECTIONS` are open at once, the longest-waiting idle one making room for a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import ipaddress
 import logging
 import os
 import secrets
+import shlex
 import signal
 import socket
+import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from memoryd import config as config_file
 from memoryd.errors import HomeError, MemorydError
-from memoryd.home import Home
+from memoryd.home import Home, link_message, open_private
 from memoryd.honcho import run as honcho_run
 from memoryd.serve.app import Guard, create_app
 from memoryd.serve.service import Service
@@ -37,6 +48,13 @@ POLL = 0.25
 
 GRACE = 3
 """How long a shutdown waits for the requests in flight, in seconds."""
+
+REQUEST_TIMEOUT = 10.0
+"""How long a client may take to send one request, headers and body, in seconds
+(`$MEMORYD_REQUEST_TIMEOUT` changes it)."""
+
+MAX_CONNECTIONS = 64
+"""How many connections may be open at once (`$MEMORYD_MAX_CONNECTIONS` changes it)."""
 
 log = logging.getLogger("memoryd.serve")
 
@@ -77,9 +95,9 @@ def token(home: Home) -> str:
         return given
     path = token_path(home)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except FileExistsError:
-        kept = path.read_text(encoding="utf-8").strip()
+        kept = _kept_token(path)
         if kept:
             return kept
         raise HomeError(f"{path} is empty: remove it and memoryd makes a new token") from None
@@ -89,11 +107,39 @@ def token(home: Home) -> str:
     return made
 
 
+def _kept_token(path: Path) -> str:
+    # Trusted only when it is ours and nobody else could read or change it: whoever planted
+    # or read it could call the daemon.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise HomeError(link_message(path)) from None
+        raise HomeError(f"cannot read the token {path}: {e}") from e
+    with os.fdopen(fd, encoding="utf-8") as f:
+        found = os.fstat(fd)
+        quoted = shlex.quote(str(path))
+        if not stat.S_ISREG(found.st_mode):
+            raise HomeError(f"{path} is not a file: remove it and memoryd makes a new token")
+        if found.st_uid != os.geteuid():
+            raise HomeError(
+                f"the token {path} is owned by uid {found.st_uid}, not by you: another user "
+                f"may have planted it; remove it (rm {quoted}) and memoryd makes a new one"
+            )
+        if found.st_mode & 0o077:
+            raise HomeError(
+                f"the token {path} has mode {stat.S_IMODE(found.st_mode):04o}: others could "
+                f"read or change it; remove it (rm {quoted}) and memoryd makes a new one, or, "
+                f"if nobody else could have, chmod 600 {quoted}"
+            )
+        return f.read().strip()
+
+
 @contextlib.contextmanager
 def claimed(home: Home) -> Iterator[None]:
     """Hold the home for this daemon; an error when another daemon serves it."""
     path = home.root / "memoryd.pid"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -195,8 +241,121 @@ class _Server(uvicorn.Server):
         self.handle_exit(sig, frame)
 
 
+def _setting(name: str, default: float) -> float:
+    given = os.environ.get(name, "").strip()
+    if not given:
+        return default
+    try:
+        value = float(given)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise MemorydError(f"${name} is {given!r}: give a positive number, or unset it")
+    return value
+
+
+class _Reported:
+    """A log line for connections closed by a bound, at most once a minute: a flood of slow
+    clients must not flood the log too."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.last = float("-inf")
+
+    def __call__(self, why: str) -> None:
+        self.counts[why] = self.counts.get(why, 0) + 1
+        now = time.monotonic()
+        if now - self.last >= 60:
+            closed = ", ".join(f"{n} {reason}" for reason, n in sorted(self.counts.items()))
+            log.warning("closed connections: %s", closed)
+            self.counts.clear()
+            self.last = now
+
+
+class BoundedH11(H11Protocol):
+    """uvicorn's h11 protocol with the two bounds uvicorn lacks: a request (headers and body)
+    must arrive whole within `timeout` of its first byte, or of the connection for the first
+    request; and at most `limit` connections are open (a new one closes the idle one that has
+    waited longest, or is refused when every one is serving a request). The token is read
+    from the headers, so the timeout also bounds what a client without it can hold."""
+
+    timeout = REQUEST_TIMEOUT
+    limit = MAX_CONNECTIONS
+    report = _Reported()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._since = 0.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Start the clock; make room when the connections are at the limit."""
+        super().connection_made(transport)
+        self._arm()
+        # A connection being closed stays in the set until the loop calls connection_lost.
+        live = [
+            c
+            for c in self.connections
+            if isinstance(c, BoundedH11) and not c.transport.is_closing()
+        ]
+        if len(live) > self.limit:
+            idle = [c for c in live if c is not self and c._idle()]
+            if idle:
+                min(idle, key=lambda c: c._since).transport.close()
+                self.report("to make room")
+            else:
+                self.transport.close()
+                self.report(f"over the limit of {self.limit}")
+
+    def data_received(self, data: bytes) -> None:
+        """A request's first byte starts its clock; a request received whole stops it."""
+        self._arm()
+        super().data_received(data)
+        if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        """A connection kept alive waits under uvicorn's keep-alive timeout."""
+        self._since = self.loop.time()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the clock."""
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _idle(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def _arm(self) -> None:
+        if self._deadline is None:
+            self._since = self.loop.time()
+            self._deadline = self.loop.call_later(self.timeout, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.report(f"slower than {self.timeout:g} s to send a request")
+            self.transport.close()
+
+
+def bounded(timeout: float, limit: int) -> type[BoundedH11]:
+    """The protocol with its bounds set."""
+    return type("BoundedH11", (BoundedH11,), {"timeout": timeout, "limit": limit})
+
+
 def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
     """Serve `home` until SIGTERM or SIGINT; the socket is removed on the way out."""
+    # Belt and braces: every file memoryd creates is made 0600 explicitly; this covers any
+    # other file the daemon may make.
+    os.umask(0o077)
+    timeout = _setting("MEMORYD_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
+    limit = int(_setting("MEMORYD_MAX_CONNECTIONS", MAX_CONNECTIONS))
     home = Home(home.root.expanduser().resolve()).create()
     address = parse_listen(listen, public) if listen is not None else None
     with claimed(home):
@@ -214,6 +373,7 @@ def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
             honcho = honcho_run.start(home, config_file.load(home.config), stop)
             config = uvicorn.Config(
                 Guard(create_app(service), bearer),
+                http=bounded(timeout, limit),
                 lifespan="off",
                 log_config=None,
                 access_log=False,
