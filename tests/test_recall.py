@@ -266,13 +266,13 @@ def test_a_500_character_query_is_accepted(home: Home, index: Index) -> None:
 def test_every_recall_is_logged_with_its_hits(home: Home, index: Index) -> None:
     write_log(home, "s1", [{"type": "session", "class": "secret"}, *turn("walrus", "ok")])
     catch_up(index, home.sessions, NAMES)
-    recall(index, "walrus", 3, "s9", NOW, home.recalls)
+    recall(index, "walrus", 3, "s1", NOW, home.recalls)
     recall(index, "zebra", 5, None, NOW, home.recalls)
     lines = (home.recalls / "2026-10.jsonl").read_text().splitlines()
     first, second = (json.loads(line) for line in lines)
     assert first == {
         "at": "2026-10-01T12:00:00.000000Z",
-        "session": "s9",
+        "session": "s1",
         "query": "walrus",
         "k": 3,
         "hits": [{"key": "s1:1:user", "tag": "memory", "class": "secret"}],

@@ -165,7 +165,7 @@ def test_a_restart_after_sigkill_loses_no_acknowledged_edit_or_turn(home: Home) 
     first = Daemon(home)
     first.wait_ready()
     with first.client() as c:
-        edit = {"op": "add", "file": "notes.md", "text": "the key is under the mat"}
+        edit = {"op": "add", "file": "notes.md", "text": "the key is under the mat", "as": "owner"}
         assert c.post("/v1/memory", json=edit).status_code == 200
         records = {"records": turn("where is the kayak", "in the shed")}
         assert c.post("/v1/sessions/s1/records", json=records).status_code == 200
@@ -192,7 +192,8 @@ def test_sigterm_during_a_stream_of_edits_loses_nothing_acknowledged(daemon: Dae
                 text = f"fact number {n}"
                 try:
                     done = c.post(
-                        "/v1/memory", json={"op": "add", "file": "notes.md", "text": text}
+                        "/v1/memory",
+                        json={"op": "add", "file": "notes.md", "text": text, "as": "owner"},
                     )
                 except httpx.TransportError:
                     return

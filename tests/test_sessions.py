@@ -173,9 +173,19 @@ def test_a_user_whose_speaker_is_not_a_string_is_damage(speaker: Any) -> None:
         parse_line(json.dumps(user("hi", speaker=speaker)))
 
 
-@pytest.mark.parametrize("kind_name", ["thinking", "USER", "image", ""])
-def test_a_record_of_an_unknown_type_is_none(kind_name: str) -> None:
-    assert parse_line(json.dumps({"type": kind_name, "text": "whatever"})) is None
+@pytest.mark.parametrize("kind_name", ["thinking", "image", "x-user", "usr", ""])
+def test_a_record_of_an_unknown_type_has_no_kind(kind_name: str) -> None:
+    record = parse_line(json.dumps({"type": kind_name, "text": "whatever"}))
+    assert record.kind is None
+    assert not record.untrusted
+
+
+@pytest.mark.parametrize(
+    "kind_name", ["USER", "Final", "TOOL_RESULT", "tool-result", "toolresult", "Tool-Call"]
+)
+def test_a_type_spelled_like_a_known_one_is_damage(kind_name: str) -> None:
+    with pytest.raises(ValueError, match='"type" must be written exactly'):
+        parse_line(json.dumps({"type": kind_name, "text": "t", "name": "n", "at": AT}))
 
 
 def test_a_lone_surrogate_in_a_line_becomes_the_replacement_character() -> None:
@@ -209,10 +219,10 @@ def test_a_line_ends_where_the_next_read_starts(tmp_path: Path) -> None:
     assert [line.record.kind for line in rest if line.record] == [Kind.ASSISTANT, Kind.FINAL]
 
 
-def test_a_record_of_an_unknown_type_is_read_as_none_and_left_out(tmp_path: Path) -> None:
+def test_a_record_of_an_unknown_type_is_read_with_no_kind(tmp_path: Path) -> None:
     path = write_log(tmp_path, 0, lines(user("one"), {"type": "reasoning"}, final("two")))
-    assert [line.record for line in read_from(path)[1]][1] is None
-    assert [r.kind for r in read_records(path)] == [Kind.USER, Kind.FINAL]
+    assert [line.record.kind for line in read_from(path)[1]] == [Kind.USER, None, Kind.FINAL]
+    assert [t.reply for t in turns(read_records(path))] == ["two"]
 
 
 def test_a_last_line_without_a_newline_is_left_for_a_later_read(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd import boundary
 from memoryd.errors import ConfigError
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, ordered
@@ -74,10 +75,7 @@ class Config:
 
 
 def _name(raw: dict[str, Any], key: str, default: str, path: Path) -> str:
-    value = raw.get(key, default)
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f'{path}: `{key}` must be a non-empty string, like {key} = "{default}"')
-    return value.strip()
+    return _text(raw, key, str(path), default) if key in raw else default
 
 
 def load(path: Path) -> Config:
@@ -219,10 +217,19 @@ def _table(value: Any, keys: set[str], where: str) -> None:
 
 
 def _text(table: dict[str, Any], key: str, where: str, example: str) -> str:
+    """A name from the config: headers and answer lines show it, so it must already be what
+    the boundary would make of it, and start with a letter or digit (never like `[1] `)."""
     value = table.get(key)
+    fix = f'like {key} = "{example}"'
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f'{where}: `{key}` must be a non-empty string, like {key} = "{example}"')
-    return value.strip()
+        raise ConfigError(f"{where}: `{key}` must be a non-empty string, {fix}")
+    value = value.strip()
+    if boundary.name(value) != value or not value[0].isalnum():
+        raise ConfigError(
+            f"{where}: `{key}` must be one line of at most {boundary.NAME} characters starting "
+            f"with a letter or digit, with no control character, chat tag or secret, {fix}"
+        )
+    return value
 
 
 def _id(table: dict[str, Any], key: str, where: str) -> str:

@@ -25,9 +25,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memoryd.secrets import redact
+
 
 class MemorydError(Exception):
-    """Anything memoryd refuses or cannot do; the message says what to do next."""
+    """Anything memoryd refuses or cannot do; the message says what to do next.
+
+    A message may quote input (a value, a line, a name): its secrets are removed here, once for
+    every error, since a message is printed, logged and sent back to callers.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(MemorydError):
@@ -39,14 +48,16 @@ class HomeError(MemorydError):
 
 
 class DamagedLogError(MemorydError):
-    """A line of a session log is damaged: not a JSON object, or missing required fields."""
+    """A line of a session log is damaged: not a JSON object, or missing required fields
+    (`line` 0: the whole log, a link or not a regular file)."""
 
     def __init__(self, path: Path, line: int, problem: str) -> None:
         self.path = path
         self.line = line
-        self.problem = problem
+        self.problem = redact(problem)
+        where, what = (f"line {line}: ", "that line") if line else ("", "it")
         super().__init__(
-            f"{path}: line {line}: {problem}; fix or remove that line, then run `memoryd reindex`"
+            f"{path}: {where}{problem}; fix or remove {what}, then run `memoryd reindex`"
         )
 
 
@@ -71,7 +82,7 @@ class CheckError(MemorydError):
     """Memory content fails the check; `problems` holds every problem, one line each."""
 
     def __init__(self, message: str, problems: tuple[str, ...]) -> None:
-        self.problems = problems
+        self.problems = tuple(redact(p) for p in problems)
         super().__init__(message)
 
 

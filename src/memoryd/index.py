@@ -7,6 +7,7 @@ the journal. This module runs SQL; `recall` builds the FTS5 expressions it runs.
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from memoryd.errors import IndexStoreError
 from memoryd.home import make_folder, private_database
+from memoryd.labels import DataClass
 from memoryd.relevance import CLOSE, OPEN, fold, tokens
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
@@ -76,6 +78,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
 )
+
+
+Classes = tuple[str, ...] | None
+"""The classes a search may show (None: every class)."""
+
+_WIDER = 4
 
 
 @dataclass(frozen=True)
@@ -262,18 +270,38 @@ class Index:
             ),
         )
 
-    def search(self, match: str, limit: int) -> list[Hit]:
-        """The `limit` best items for an FTS5 expression, best (lowest bm25) first."""
+    def search(self, match: str, limit: int, classes: Classes = None) -> list[Hit]:
+        """The `limit` best items for an FTS5 expression, best (lowest bm25) first; only items
+        of `classes` when given."""
         with _translated(self.path):
-            rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
+            if classes is None:
+                rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
+            else:
+                # Items above a session's class are few: the top few times `limit` usually hold
+                # `limit` allowed ones, at the cost of the plain query (FTS5 keeps only its top
+                # rows). Ranking every match, the fallback, sorts them all.
+                wider = limit * _WIDER
+                top = self.conn.execute(SEARCH_SQL, (match, wider)).fetchall()
+                rows = [row for row in top if row[3] in classes][:limit]
+                if len(rows) < limit and len(top) == wider:
+                    rows = self.conn.execute(
+                        SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit)
+                    ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
-    def matching(self, match: str, limit: int) -> list[int]:
+    def matching(self, match: str, limit: int, classes: Classes = None) -> list[int]:
         """The row ids of at most `limit` items an FTS5 expression matches, unranked."""
         with _translated(self.path):
-            rows = self.conn.execute(
-                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?", (match, limit)
-            ).fetchall()
+            if classes is None:
+                rows = self.conn.execute(
+                    "SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?", (match, limit)
+                ).fetchall()
+            else:
+                rows = self.conn.execute(
+                    "SELECT f.rowid FROM items_fts AS f JOIN items ON items.id = f.rowid "
+                    f"WHERE items_fts MATCH ? AND items.class IN ({_marks(classes)}) LIMIT ?",
+                    (match, *classes, limit),
+                ).fetchall()
         return [row[0] for row in rows]
 
     def hits(self, ids: list[int]) -> list[Hit]:
@@ -286,11 +314,21 @@ class Index:
             ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
-    def marked(self, match: str, limit: int) -> list[tuple[int, str, int]]:
+    def marked(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, str, int]]:
         """At most `limit` items an FTS5 expression matches, unranked: each one's row id, its
         text with every instance of the expression's terms marked, and its length in tokens."""
         with _translated(self.path):
-            return self.conn.execute(MARKED_SQL, (OPEN, CLOSE, match, limit)).fetchall()
+            if classes is None:
+                return self.conn.execute(MARKED_SQL, (OPEN, CLOSE, match, limit)).fetchall()
+            return self.conn.execute(
+                MARKED_OF_CLASSES_SQL.format(_marks(classes)),
+                (OPEN, CLOSE, match, *classes, limit),
+            ).fetchall()
+
+    def session_class(self, session: str) -> DataClass | None:
+        """The class of `session` as its log says so far; None when the index has not read it."""
+        state = self.log_state(session)
+        return None if state is None else DataClass(json.loads(state.progress)["class"])
 
     def documents(self, terms: Iterable[str]) -> dict[str, int]:
         """How many items hold each term (0 when none does)."""
@@ -360,6 +398,12 @@ FROM items_fts AS f JOIN items ON items.id = f.rowid
 WHERE items_fts MATCH ? LIMIT ?
 """
 
+MARKED_OF_CLASSES_SQL = """
+SELECT f.rowid, highlight(items_fts, 0, ?, ?), items.length
+FROM items_fts AS f JOIN items ON items.id = f.rowid
+WHERE items_fts MATCH ? AND items.class IN ({}) LIMIT ?
+"""
+
 # FTS5 sorts by `rank` (bm25) itself; the join with `items` runs for the top rows only.
 SEARCH_SQL = """
 SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text
@@ -369,6 +413,19 @@ FROM (
 JOIN items ON items.id = top.rowid
 ORDER BY top.rank
 """
+
+# With a class ceiling the rows left out must not take the top's places: every match is ranked.
+SEARCH_OF_CLASSES_SQL = """
+SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text
+FROM (SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ?) AS top
+JOIN items ON items.id = top.rowid
+WHERE items.class IN ({})
+ORDER BY top.rank LIMIT ?
+"""
+
+
+def _marks(classes: tuple[str, ...]) -> str:
+    return ", ".join("?" * len(classes))
 
 
 @contextlib.contextmanager

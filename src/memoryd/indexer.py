@@ -15,11 +15,24 @@ from pathlib import Path
 
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index, Item, LogState
-from memoryd.secrets import redact
+from memoryd.secrets import has_secret
 from memoryd.sessions import Progress, Turn, epoch_logs, read_from
 
 # Session ids become item keys (`<session>:<turn>:<part>`) and Honcho session ids.
 SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
+
+SESSION_RULE = (
+    "this is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not "
+    "shaped like a key"
+)
+"""What a refusal of a session id says (never the id: it may be a key pasted in the wrong place)."""
+
+
+def is_session_id(session: str) -> bool:
+    """Whether `session` may name a session: the session id rule, and no key (a session id
+    becomes item keys, journal lines, recall log lines and Honcho session ids)."""
+    return SESSION_ID.fullmatch(session) is not None and not has_secret(session)
+
 
 # Commit every so many items, so a first catch-up of a large home keeps its WAL small.
 _BATCH = 20_000
@@ -44,7 +57,8 @@ class CatchUp:
 
 
 def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[Item]:
-    """The two items of a finished turn: the user's text and the final reply, secrets removed."""
+    """The two items of a finished turn: the user's text and the final reply (`Progress` has
+    removed their secrets and cleaned the speaker)."""
     assert turn.reply is not None and turn.reply_at is not None
     return [
         Item(
@@ -54,7 +68,7 @@ def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[
             "said",
             turn.speaker or names.owner,
             turn.at,
-            redact(turn.text),
+            turn.text,
         ),
         Item(
             f"{session}:{turn.number}:reply",
@@ -63,7 +77,7 @@ def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[
             "reply",
             names.agent,
             turn.reply_at,
-            redact(turn.reply),
+            turn.reply,
         ),
     ]
 
@@ -101,17 +115,16 @@ def read_session(
                 epoch, offset, number = n, 0, 0
             size, lines = read_from(path, offset, number)
             for line in lines:
-                if line.record is not None:
-                    try:
-                        closed = progress.feed(line.record)
-                    except ValueError as e:
-                        raise DamagedLogError(path, line.number, str(e)) from None
-                    for turn in closed:
-                        if turn.finished:
-                            finished += 1
-                            items.extend(
-                                turn_items(folder.name, turn, progress.data_class.value, names)
-                            )
+                try:
+                    closed = progress.feed(line.record)
+                except ValueError as e:
+                    raise DamagedLogError(path, line.number, str(e)) from None
+                for turn in closed:
+                    if turn.finished:
+                        finished += 1
+                        items.extend(
+                            turn_items(folder.name, turn, progress.data_class.value, names)
+                        )
                 offset, number = line.end, line.number
     except DamagedLogError as e:
         damage = str(e)
@@ -143,9 +156,7 @@ def session_folders(sessions: Path) -> list[os.DirEntry[str]]:
         with os.scandir(sessions) as entries:
             # A linked folder is not followed: it would read logs from outside the home.
             found = [
-                e
-                for e in entries
-                if e.is_dir(follow_symlinks=False) and SESSION_ID.fullmatch(e.name)
+                e for e in entries if e.is_dir(follow_symlinks=False) and is_session_id(e.name)
             ]
     except FileNotFoundError:
         return []

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from memoryd import boundary
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
 from memoryd.index import Hit, Index
 from memoryd.labels import DataClass, Label
 from memoryd.search import search, terms
 from memoryd.secrets import redact
+from memoryd.sessions import UNNAMED
 from memoryd.text import header, item, snippet, when
 
 K_DEFAULT = 5
@@ -40,11 +42,14 @@ def check(query: str, k: int) -> list[str]:
 
 
 def source(hit: Hit) -> str:
-    """An item's `from`: who said it and when, or which file dropped it and when."""
+    """An item's `from`: who said it and when, or which file dropped it and when. The name
+    came from outside (a log, the config) and crosses the boundary again: an index written
+    before the boundary holds names as they were given."""
     at = when(hit.item.at)
+    who = boundary.name(hit.item.who) or UNNAMED
     if hit.item.kind == "dropped":
-        return f"{hit.item.who}: dropped, {at}"
-    return f"{hit.item.who} said, {at}"
+        return f"{who}: dropped, {at}"
+    return f"{who} said, {at}"
 
 
 @dataclass(frozen=True)
@@ -64,18 +69,27 @@ class Answer:
     label: Label
 
 
+def ceiling(index: Index, session: str | None) -> DataClass | None:
+    """The highest class `session` may be shown: its own (SPEC: `private` until its log says
+    otherwise); None, no limit, when recall is made for no session."""
+    if session is None:
+        return None
+    return index.session_class(session) or DataClass.PRIVATE
+
+
 def local(
     index: Index, query: str, k: int, session: str | None, now: datetime, recalls: Path
 ) -> Local:
     """Search the index, log the recall, and give the hits as items with their label."""
-    found = searched(index, query, k)
+    found = searched(index, query, k, ceiling(index, session))
     log(recalls, now, session, query, k, found.hits)
     return found
 
 
-def searched(index: Index, query: str, k: int) -> Local:
-    """`local` without the log line: with Honcho, the line is written once both parts are."""
-    hits = search(index, check(query, k), k)
+def searched(index: Index, query: str, k: int, highest: DataClass | None = None) -> Local:
+    """`local` without the log line: with Honcho, the line is written once both parts are.
+    With `highest`, items of a higher class are not searched."""
+    hits = search(index, check(query, k), k, highest)
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),
@@ -91,7 +105,7 @@ def searched(index: Index, query: str, k: int) -> Local:
 
 def no_matches(query: str) -> str:
     """The answer when nothing matched."""
-    return f'(no matches for "{snippet(query)}")'
+    return f'(no matches for "{snippet(redact(query))}")'
 
 
 def recall(
@@ -117,7 +131,7 @@ def log(
     with Honcho, also each Honcho hit shown (`honcho`: its source, kind and id)."""
     entry: dict[str, object] = {
         "at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "session": session,
+        "session": None if session is None else redact(session),
         "query": redact(query),
         "k": k,
         "hits": [{"key": h.item.key, "tag": h.item.tag, "class": h.item.data_class} for h in hits],

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memoryd.index import Hit, Index
+from memoryd.index import Classes, Hit, Index
+from memoryd.labels import DataClass
 from memoryd.relevance import bm25, fold, idf, marked, tokens
 
 COMMON_SHARE = 0.01
@@ -105,43 +106,53 @@ def search(
     index: Index,
     found: list[str],
     k: int,
+    highest: DataClass | None = None,
     floor: int = COMMON_FLOOR,
     costs: Costs = COSTS,
 ) -> list[Hit]:
-    """The at most `k` best items for the terms: every-term items first, then some-term items."""
+    """The at most `k` best items for the terms: every-term items first, then some-term items;
+    with `highest`, only items of that class or a lower one."""
+    allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
+    classes = None if len(allowed) == len(DataClass) else allowed
     if len(found) == 1:
-        return index.search(every(found), k)
+        return index.search(every(found), k, classes)
     folded = list(dict.fromkeys(fold(term) for term in found))
     items, tokens_held = index.counts()
     documents = index.documents(folded)
     if any(tokens(term) != [term] for term in folded):
         # A character the tokenizer splits on and Python does not: let FTS5 rank this part too.
-        hits = index.search(every(found), k)
+        hits = index.search(every(found), k, classes)
     else:
         weights = Weights(
             {term: idf(documents[term], items) for term in folded},
             tokens_held / items if items else 0.0,
         )
         budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
-        hits = every_term(index, folded, weights, budget, k)
+        hits = every_term(index, folded, weights, budget, k, classes)
     if len(hits) < k:
         # FTS5 ranks the second part: its terms are not common, so counting their rows is
         # cheap, and it scores each row faster than reading it here would.
         kept = rarer(documents, items, floor=floor)
-        hits += _ranked_by_fts5(index, some(kept), k - len(hits), {hit.id for hit in hits})
+        seen = {hit.id for hit in hits}
+        hits += _ranked_by_fts5(index, some(kept), k - len(hits), seen, classes)
     return hits
 
 
-def every_term(index: Index, folded: list[str], weights: Weights, budget: int, k: int) -> list[Hit]:
-    """The at most `k` items holding every term, by bm25 (over every term).
-
-    Read here when they are at most `budget` rows; FTS5 ranks more.
-    """
+def every_term(
+    index: Index,
+    folded: list[str],
+    weights: Weights,
+    budget: int,
+    k: int,
+    classes: Classes = None,
+) -> list[Hit]:
+    """The at most `k` items holding every term (of `classes`, when given), by bm25 (over
+    every term). Read here when they are at most `budget` rows; FTS5 ranks more."""
     # Counting the rows first is cheap (row ids only); reading them marked is not, and would be
     # wasted when there are too many.
-    if len(index.matching(every(folded), budget + 1)) > budget:
-        return _ranked_by_fts5(index, every(folded), k, set())
-    rows = index.marked(every(folded), budget)
+    if len(index.matching(every(folded), budget + 1, classes)) > budget:
+        return _ranked_by_fts5(index, every(folded), k, set(), classes)
+    rows = index.marked(every(folded), budget, classes)
     return _best(index, [(weights.score(text, length), i) for i, text, length in rows], k)
 
 
@@ -152,5 +163,7 @@ def _best(index: Index, scored: list[tuple[float, int]], k: int) -> list[Hit]:
     return [found[i] for i in top]
 
 
-def _ranked_by_fts5(index: Index, match: str, k: int, seen: set[int]) -> list[Hit]:
-    return [hit for hit in index.search(match, k + len(seen)) if hit.id not in seen][:k]
+def _ranked_by_fts5(
+    index: Index, match: str, k: int, seen: set[int], classes: Classes
+) -> list[Hit]:
+    return [hit for hit in index.search(match, k + len(seen), classes) if hit.id not in seen][:k]

@@ -8,14 +8,20 @@ a new one after each compaction). Reading is pure up to the file edge: `parse_li
 from __future__ import annotations
 
 import enum
+import errno
 import json
+import os
+import re
+import stat
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from memoryd import boundary
 from memoryd.errors import DamagedLogError
 from memoryd.labels import DataClass
+from memoryd.secrets import redact
 from memoryd.text import parse_time
 
 
@@ -43,17 +49,35 @@ _REQUIRED: dict[Kind, tuple[str, ...]] = {
 }
 
 
+# A type written like a known one but not exactly (`TOOL_RESULT`, `tool-result`) is a mistake to
+# report, not a type of the loop's own to ignore: taint must never hang on spelling.
+_SPELLINGS = {kind.value.replace("_", ""): kind for kind in Kind}
+
+
+def _spelled_like(name: str) -> Kind | None:
+    return _SPELLINGS.get(name.casefold().replace("-", "").replace("_", ""))
+
+
 @dataclass(frozen=True)
 class Record:
-    """One line of a session log: its type and the whole JSON object."""
+    """One line of a session log: its type (None for a type memoryd does not know) and the
+    whole JSON object."""
 
-    kind: Kind
+    kind: Kind | None
     data: dict[str, Any]
 
     def text(self, key: str = "text") -> str:
         """A string field that `parse_line` checked is there."""
         value: str = self.data[key]
         return value
+
+    @property
+    def untrusted(self) -> bool:
+        """Whether the record says it holds untrusted content, whatever its type: any key
+        spelled `untrusted` (in any case) with a value other than `false`. Taint fails closed."""
+        return any(
+            key.casefold() == "untrusted" and value is not False for key, value in self.data.items()
+        )
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -67,13 +91,28 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def parse_line(line: str) -> Record | None:
-    """The record on one line; None for a record of a type memoryd does not know.
+_CLASSES = frozenset(c.value for c in DataClass)
 
-    Raises ValueError naming the problem when the line is damage.
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        # Which one wins is up to the parser: `{"untrusted": true, "untrusted": false}`.
+        raise ValueError("a key appears twice in one object")
+    return found
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
+def parse_line(line: str) -> Record:
+    """The record on one line (of kind None when memoryd does not know its type).
+
+    Raises ValueError naming the problem when the line is damage. The problem never quotes a
+    value of the line: a message is shown and logged, and the value may be anything.
     """
     try:
-        data = json.loads(line)
+        data = _DECODER.decode(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e.msg})") from None
     if not isinstance(data, dict):
@@ -86,7 +125,10 @@ def parse_line(line: str) -> Record | None:
     try:
         kind = Kind(kind_name)
     except ValueError:
-        return None
+        near = _spelled_like(kind_name)
+        if near is not None:
+            raise ValueError(f'"type" must be written exactly "{near}"') from None
+        return Record(None, data)
     for key in _REQUIRED[kind]:
         if not isinstance(data.get(key), str):
             raise ValueError(f'a {kind} record needs a string "{key}"')
@@ -94,11 +136,11 @@ def parse_line(line: str) -> Record | None:
         try:
             parse_time(data["at"])
         except ValueError:
-            raise ValueError(f'"at" is not an RFC 3339 time: {data["at"][:40]!r}') from None
-    if kind is Kind.SESSION and "class" in data:
-        if not isinstance(data["class"], str):
-            raise ValueError('"class" must be public, private or secret')
-        DataClass.parse(data["class"])
+            raise ValueError(
+                '"at" is not an RFC 3339 time: write it like 2026-09-28T23:19:00Z'
+            ) from None
+    if kind is Kind.SESSION and data.get("class", "private") not in _CLASSES:
+        raise ValueError('"class" must be public, private or secret')
     if kind is Kind.USER and not isinstance(data.get("speaker", ""), str):
         raise ValueError('"speaker" must be a string')
     if kind is Kind.TOOL_RESULT and not isinstance(data.get("untrusted", False), bool):
@@ -143,6 +185,10 @@ class Progress:
 
         Raises ValueError when the record cannot stand where it is.
         """
+        # Taint first: a record that says it is untrusted taints itself and what follows.
+        self.tainted = self.tainted or record.untrusted
+        if record.kind is None:
+            return []
         if record.kind is Kind.SESSION and self.records > 0:
             raise ValueError("a session record must be the first line of 0.jsonl")
         self.records += 1
@@ -154,12 +200,13 @@ class Progress:
                 if self.pending is not None:
                     closed.append(self.pending)
                 self.turns += 1
-                speaker = record.data.get("speaker") or None
                 self.pending = Turn(
-                    self.turns, record.text(), speaker, record.text("at"), self.tainted
+                    self.turns,
+                    redact(record.text()),
+                    _speaker(record.data.get("speaker")),
+                    record.text("at"),
+                    self.tainted,
                 )
-            case Kind.TOOL_RESULT:
-                self.tainted = self.tainted or record.data.get("untrusted", False)
             case Kind.FINAL:
                 pending = self.pending
                 if pending is not None:
@@ -170,13 +217,13 @@ class Progress:
                             pending.speaker,
                             pending.at,
                             pending.tainted,
-                            record.text(),
+                            redact(record.text()),
                             record.text("at"),
                             self.tainted,
                         )
                     )
                     self.pending = None
-            case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.COMPACTION:
+            case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.TOOL_RESULT | Kind.COMPACTION:
                 pass
         return closed
 
@@ -202,8 +249,25 @@ class Progress:
             tainted=raw["tainted"],
             data_class=DataClass(raw["class"]),
             records=raw["records"],
-            pending=None if pending is None else Turn(**pending),
+            pending=None if pending is None else _kept(pending),
         )
+
+
+def _kept(pending: dict[str, Any]) -> Turn:
+    # An index written before the boundary kept the unfinished turn's text as the log had it.
+    turn = Turn(**pending)
+    return replace(turn, text=redact(turn.text), speaker=_speaker(turn.speaker))
+
+
+UNNAMED = "(unnamed)"
+"""Who said a user's text whose speaker names nobody once cleaned: never the owner by default."""
+
+
+def _speaker(given: str | None) -> str | None:
+    # Turns keep the speaker as headers show it (the index and the progress state store it).
+    if not given:
+        return None
+    return boundary.name(given) or UNNAMED
 
 
 def turns(records: list[Record]) -> list[Turn]:
@@ -233,20 +297,48 @@ def epoch_logs(sessions: Path, session: str) -> list[tuple[int, Path]]:
 
 @dataclass(frozen=True)
 class Line:
-    """A complete line of a log: its record (None if of an unknown type) and where it ends."""
+    """A complete line of a log: its record and where it ends."""
 
-    record: Record | None
+    record: Record
     number: int
     end: int
+
+
+# In a line still being written: the key `untrusted` (maybe \u-escaped, maybe cut short), and
+# then anything but a visible `false`.
+_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_SAYS_UNTRUSTED = re.compile(rb'"untrusted(?:"\s*(?::(?!\s*false)|$)|$)', re.IGNORECASE)
+_PARTIAL_TAINT = Record(None, {"untrusted": True})
+
+
+def _may_taint(partial: bytes) -> bool:
+    """Whether a line still being written may say `untrusted`: taint does not wait for its
+    line break, or a reply written meanwhile would be trusted."""
+    if b"\\u" in partial:
+        partial = _ESCAPE.sub(
+            lambda m: chr(int(m.group(1), 16)).encode("utf-8", "replace"), partial
+        )
+    return _SAYS_UNTRUSTED.search(partial.rstrip()) is not None
 
 
 def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterator[Line]]:
     """The size of `path` as read, and its complete lines after byte `offset` (line `number`).
 
     A last line without a line break is a write in progress: it is left for a later read.
-    Blank lines are skipped. The lines raise DamagedLogError at the first damaged one.
+    Blank lines are skipped. The lines raise DamagedLogError at the first damaged one; a log
+    that is a symbolic link or not a regular file raises it at once (line 0).
     """
-    with path.open("rb") as f:
+    try:
+        # Not through a link (it would read a file from outside the home), never blocking on a
+        # FIFO someone put in its place.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise DamagedLogError(path, 0, "a symbolic link: memoryd follows no link") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DamagedLogError(path, 0, "not a regular file")
         f.seek(offset)
         data = f.read()
     return offset + len(data), _lines(path, data, offset, number)
@@ -269,12 +361,15 @@ def _lines(path: Path, data: bytes, offset: int, number: int) -> Iterator[Line]:
         except ValueError as e:
             raise DamagedLogError(path, number, str(e)) from None
         yield Line(record, number, position)
+    if _may_taint(data[end:]):
+        # Not a line yet (it is read again once whole), so nothing moves: only its taint counts.
+        yield Line(_PARTIAL_TAINT, number, position)
 
 
 def read_records(path: Path) -> list[Record]:
     """Every complete record of one log file."""
     _, lines = read_from(path)
-    return [line.record for line in lines if line.record is not None]
+    return [line.record for line in lines]
 
 
 def read_session(sessions: Path, session: str) -> list[Record]:

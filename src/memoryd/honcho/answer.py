@@ -18,7 +18,8 @@ from memoryd.honcho.client import Honcho
 from memoryd.honcho.read import Log, Pending, begin, sources, stderr
 from memoryd.honcho.recalled import Source, answer
 from memoryd.index import Index
-from memoryd.recall import Answer, check, log, no_matches, recall, searched
+from memoryd.labels import DataClass
+from memoryd.recall import Answer, ceiling, check, log, no_matches, recall, searched
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class Reading:
         client = Honcho(config.honcho.url, config.honcho.key())
         return cls(client, found, config.owner, config.honcho.wait_ms / 1000, log)
 
+    def below(self, highest: DataClass | None) -> list[Source]:
+        """The sources a session of class `highest` may be shown (every one for None)."""
+        return [s for s in self.sources if highest is None or s.data_class <= highest]
+
 
 def recall_with(
     index: Index,
@@ -54,15 +59,16 @@ def recall_with(
     reading: Reading | None,
 ) -> Answer:
     """Answer the model's `recall` from the local index and, with `reading`, from Honcho."""
-    if reading is None:
+    highest = ceiling(index, session)
+    # A session is shown nothing above its class: a source of a higher class is not asked.
+    asked = [] if reading is None else reading.below(highest)
+    if reading is None or not asked:
         return recall(index, query, k, session, now, recalls)
     check(query, k)  # a refused query asks no one
-    started = begin(
-        reading.honcho, reading.sources, reading.owner, query, k, reading.wait, reading.log
-    )
-    found = searched(index, query, k)
+    started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
+    found = searched(index, query, k, highest)
     honcho = started.result() if isinstance(started, Pending) else started
     joined = answer(found.items, found.label, no_matches(query), k, honcho)
-    shown = [{"source": i.source.name, "kind": i.kind.value, "id": i.id} for i in joined.shown]
-    log(recalls, now, session, query, k, found.hits, shown)
+    hits = [{"source": i.source.name, "kind": i.kind.value, "id": i.id} for i in joined.shown]
+    log(recalls, now, session, query, k, found.hits, hits)
     return Answer(joined.text, joined.label)

@@ -21,7 +21,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd import boundary
 from memoryd.labels import DataClass, Label
+from memoryd.secrets import redact
+from memoryd.sessions import UNNAMED
 from memoryd.text import header, item, snippet, when
 
 FLEET = "fleet"
@@ -127,26 +130,27 @@ def relevant(query: set[str], text: str) -> bool:
 
 
 def clean(text: str) -> str:
-    """A result's text as its item shows it: what duplicates are compared by."""
-    return snippet(text)
+    """A result's text as its item shows it, secrets removed: what duplicates are compared by."""
+    return snippet(redact(text))
 
 
 def _when(at: str) -> str:
     try:
         return when(at)
     except ValueError:
-        # Honcho's own times are RFC 3339; anything else is shown as given, made safe.
-        return snippet(at)
+        # Honcho's own times are RFC 3339; anything else is shown as given, made a name.
+        return boundary.name(at)
 
 
 def origin(source: Source, result: Result) -> str:
     """An item's `from`: `{name}: {peer} said, {when}` or `{name}: a conclusion about {peer},
-    {when}`. The peer comes from Honcho, so it is made safe like any text."""
-    peer = snippet(result.peer)
+    {when}`. The peer and the time come from Honcho: they cross the boundary as names."""
+    name = boundary.name(source.name)
+    peer = boundary.name(result.peer) or UNNAMED
     at = _when(result.created_at)
     if result.kind is Kind.MESSAGE:
-        return f"{source.name}: {peer} said, {at}"
-    return f"{source.name}: a conclusion about {peer}, {at}"
+        return f"{name}: {peer} said, {at}"
+    return f"{name}: a conclusion about {peer}, {at}"
 
 
 def items(

@@ -24,6 +24,7 @@ from memoryd.honcho.client import MAX_BATCH, ConclusionIn, Honcho, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import Skip, decide, honcho_id
 from memoryd.honcho.state import Item, SyncState
+from memoryd.indexer import session_folders
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FileSpec
 from memoryd.memory.journal import read
@@ -70,11 +71,10 @@ def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int
     progress = Progress()
     closed: list[Turn] = []
     for _, path in epoch_logs(sessions, session):
-        _, lines = read_from(path)
         try:
+            _, lines = read_from(path)
             for line in lines:
-                if line.record is not None:
-                    closed.extend(progress.feed(line.record))
+                closed.extend(progress.feed(line.record))
         except (DamagedLogError, ValueError):
             hidden = progress.pending.number if progress.pending else progress.turns + 1
             return closed, progress.data_class, hidden
@@ -114,12 +114,8 @@ class Worker:
         except (OSError, JournalError) as e:
             self.state.error(f"cannot read the journal: {e}", time.time())
             queued = 0
-        try:
-            names = sorted(p.name for p in self.sessions.iterdir() if p.is_dir())
-        except FileNotFoundError:
-            return queued
         decided = queued
-        for session in names:
+        for session in (entry.name for entry in session_folders(self.sessions)):
             try:
                 decided += self._scan_session(session)
             except OSError as e:

@@ -16,6 +16,7 @@ from memoryd import config as config_file
 from memoryd.errors import CheckError, JournalError, LockError
 from memoryd.home import Home, resolve
 from memoryd.index import Index
+from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
@@ -23,7 +24,6 @@ from memoryd.memory.edits import OWNER, Author, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
 from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
 from memoryd.memory.recovery import consistency, recover
-from memoryd.memory.trust import SESSION_RULE, is_session_id
 from memoryd.options import echo_labelled, home_option
 from memoryd.text import when
 

@@ -11,26 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError, MemoryEditError
-from memoryd.indexer import SESSION_ID
+from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.labels import DataClass
 from memoryd.memory.files import FileSpec
-from memoryd.secrets import has_secret
 from memoryd.sessions import Progress, epoch_logs, read_from
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"
 PUBLIC = "memory edits are refused in a public session: anyone may have written what it holds"
 _OWNER = "; the owner can make the edit with `memoryd memory`"
-
-SESSION_RULE = (
-    "this is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not "
-    "shaped like a key"
-)
-
-
-def is_session_id(session: str) -> bool:
-    """Whether `session` may name a session: the session id rule, and no key (a session id
-    becomes item keys, journal lines and recall log lines)."""
-    return SESSION_ID.fullmatch(session) is not None and not has_secret(session)
 
 
 @dataclass(frozen=True)

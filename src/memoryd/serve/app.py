@@ -35,9 +35,8 @@ from memoryd.errors import (
     RecallError,
     RecordError,
 )
-from memoryd.indexer import SESSION_ID
+from memoryd.indexer import SESSION_ID, SESSION_RULE, is_session_id
 from memoryd.memory.journal import Op
-from memoryd.memory.trust import SESSION_RULE, is_session_id
 from memoryd.recall import K_DEFAULT, K_MAX
 from memoryd.secrets import redact
 from memoryd.serve.service import Service

@@ -9,6 +9,7 @@ two of them never read the same log state and index the same turns twice.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,11 +18,11 @@ from typing import Any
 
 from memoryd import config as config_file
 from memoryd.errors import LockError, MemoryEditError, NoSuchFileError, RecordError
-from memoryd.home import Home
+from memoryd.home import Home, make_folder, open_private
 from memoryd.honcho import run as honcho_run
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index
-from memoryd.indexer import SESSION_ID, CatchUp, Names, catch_up
+from memoryd.indexer import SESSION_RULE, CatchUp, Names, catch_up, is_session_id
 from memoryd.labels import DataClass, Label
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.dropped import index_dropped
@@ -29,7 +30,7 @@ from memoryd.memory.edits import OWNER, Request, edit, model
 from memoryd.memory.files import Memory, parse, shown_name, usage
 from memoryd.memory.journal import Op, read_file
 from memoryd.memory.recovery import recover
-from memoryd.memory.trust import SESSION_RULE, is_session_id, trust
+from memoryd.memory.trust import trust
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, epoch_logs, parse_line
 
@@ -134,7 +135,7 @@ class Service:
 
     def _behind(self, session: str) -> bool:
         # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
-        if not SESSION_ID.fullmatch(session):
+        if not is_session_id(session):
             return False
         logs = epoch_logs(self.home.sessions, session)
         if not logs:
@@ -208,8 +209,9 @@ class Service:
                 if kind is Kind.COMPACTION and logs:
                     epoch += 1
                 path = self.home.sessions / session / f"{epoch}.jsonl"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with path.open("ab") as f:
+                make_folder(path.parent)
+                fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                with os.fdopen(fd, "ab") as f:
                     if f.tell() and not _ends_with_newline(path):
                         # Another writer is mid-line: appending would glue two records together.
                         raise LockError(
