@@ -298,3 +298,19 @@ def test_a_linked_lock_or_index_is_refused(home: Home, tmp_path: Path) -> None:
         Index(home.index)
     assert not target.exists()
     assert not (tmp_path / "elsewhere.sqlite").exists()
+
+
+def test_status_lists_the_links_it_does_not_follow(home: Home, tmp_path: Path) -> None:
+    outside = Home(tmp_path / "elsewhere").create()
+    write_log(outside, "s1", turn("the vault code is in the drawer", "ok"))
+    (home.sessions / "s1").symlink_to(outside.sessions / "s1", target_is_directory=True)
+    (home.sessions / "real").mkdir()
+    (home.sessions / "real" / "0.jsonl").symlink_to(outside.sessions / "s1" / "0.jsonl")
+    env = dict(os.environ, MEMORYD_HOME=str(home.root))
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "status"], capture_output=True, text=True, env=env
+    )
+    assert "links     2 (not followed)" in done.stdout
+    assert "  sessions/s1\n" in done.stdout and "  sessions/real/0.jsonl\n" in done.stdout
+    assert "drawer" not in done.stdout + done.stderr
+    assert "real/0.jsonl: a symbolic link: memoryd follows no link" in done.stdout

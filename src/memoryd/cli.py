@@ -16,7 +16,7 @@ import click
 
 from memoryd import config as config_file
 from memoryd.errors import MemorydError
-from memoryd.home import Home, resolve
+from memoryd.home import Home, resolve, shown_links
 from memoryd.honcho import commands as honcho_commands
 from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
@@ -119,6 +119,7 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
             if p.exists()
         )
         damaged = {s.session: s.damage for s in states.values() if s.damage}
+        linked = shown_links(home)
         honcho = honcho_run.status(home, config_file.load(home.config).honcho is not None)
     if as_json:
         status = {
@@ -128,6 +129,7 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
             "items": items,
             "index_bytes": size,
             "damaged": damaged,
+            "links": linked,
             "honcho": honcho,
         }
         click.echo(json.dumps(status, indent=2))
@@ -140,6 +142,9 @@ def status_command(as_json: bool, home_dir: str | None) -> None:
     click.echo(f"damaged   {len(damaged) or 'none'}")
     for message in damaged.values():
         click.echo(f"  {message}")
+    click.echo(f"links     {len(linked) or 'none'}{' (not followed)' if linked else ''}")
+    for link in linked:
+        click.echo(f"  {link}")
     for line in honcho_run.status_lines(honcho):
         click.echo(line)
 

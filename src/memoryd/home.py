@@ -18,6 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
+from memoryd import boundary
 from memoryd.errors import HomeError
 
 
@@ -254,3 +255,8 @@ def links(home: Home) -> list[Path]:
     if not home.sessions.is_symlink():
         scan(home.sessions, 1)
     return sorted(found)
+
+
+def shown_links(home: Home) -> list[str]:
+    """The links `links` finds, as `status` shows them: relative to the home, made names."""
+    return [boundary.name(str(link.relative_to(home.root)), 200) for link in links(home)]

@@ -18,7 +18,7 @@ from typing import Any
 
 from memoryd import config as config_file
 from memoryd.errors import LockError, MemoryEditError, NoSuchFileError, RecordError
-from memoryd.home import Home, make_folder, open_private
+from memoryd.home import Home, make_folder, open_private, shown_links
 from memoryd.honcho import run as honcho_run
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index
@@ -239,6 +239,7 @@ class Service:
             "items": self.index.count(),
             "index_bytes": size,
             "damaged": {s.session: s.damage for s in states.values() if s.damage},
+            "links": shown_links(self.home),
             "honcho": honcho_run.status(
                 self.home, config_file.load(self.home.config).honcho is not None
             ),
