@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.labels import DataClass
-from memoryd.text import SNIPPET, header, item, neutralise, snippet, when
+from memoryd.text import CHAT_TAGS, SNIPPET, header, item, neutralise, snippet, when
 
 LT, GT = "<", ">"
 BAR, WIDE_BAR = "|", "\uff5c"
@@ -76,6 +76,22 @@ NOT_TAGS = [
     "|im_start|",
     "&lt;s&gt; is already written out",
     "emoji 😀 and accents é ü",
+    "a < s > b",
+    "<" + "s x=1>",
+    "<" + "foo>",
+    "<<" + "foo>>",
+    "<" + "https://example.com>",
+    "<" + "tool_call_id>",
+    "[see the docs]",
+    "[1] a footnote",
+    "[x] done",
+    "[" + "instance]",
+    "a Human: said hi",
+    "humans: many",
+    "Note: the human is away",
+    "Assistants: two",
+    "10:30 meeting",
+    "&#91;INST&#93; and Human&#58; are written out already",
 ]
 
 CONTROLS = ["\n", "\r", "\t", "\x00", "\x0b", "\x0c", "\x1b", "\x1c", "\x85", "\x7f", "\x9f"]
@@ -151,11 +167,207 @@ def test_neutralising_twice_changes_nothing_more(inner: str) -> None:
     assert neutralise(once) == once
 
 
+# --- the tags of the models people run ----------------------------------------------------
+
+LSQ, RSQ = "[", "]"
+
+
+def square(inner: str) -> str:
+    """A tag `[inner]`, built from pieces."""
+    return LSQ + inner + RSQ
+
+
+def square_escaped(inner: str) -> str:
+    return "&#91;" + inner + "&#93;"
+
+
+# (family, the tag, what `neutralise` makes of it): every tag built from pieces.
+FAMILIES = [
+    ("llama2-bos", tag("s"), escaped("s")),
+    ("llama2-sys", LT + tag("SYS") + GT, "&lt;&lt;SYS&gt;&gt;"),
+    ("llama2-sys-close", LT + tag("/SYS") + GT, "&lt;&lt;/SYS&gt;&gt;"),
+    ("llama2-inst", square("INST"), square_escaped("INST")),
+    ("llama2-inst-close", square("/INST"), square_escaped("/INST")),
+    ("llama3-begin", tag(BAR + "begin_of_text" + BAR), escaped(BAR + "begin_of_text" + BAR)),
+    ("llama3-python", tag(BAR + "python_tag" + BAR), escaped(BAR + "python_tag" + BAR)),
+    ("llama3-eom", tag(BAR + "eom_id" + BAR), escaped(BAR + "eom_id" + BAR)),
+    ("llama3-function", tag("function=spotify"), escaped("function=spotify")),
+    ("llama3-function-close", tag("/function"), escaped("/function")),
+    ("mistral-tool-calls", square("TOOL_CALLS"), square_escaped("TOOL_CALLS")),
+    ("mistral-available", square("AVAILABLE_TOOLS"), square_escaped("AVAILABLE_TOOLS")),
+    ("mistral-available-close", square("/AVAILABLE_TOOLS"), square_escaped("/AVAILABLE_TOOLS")),
+    ("mistral-results", square("TOOL_RESULTS"), square_escaped("TOOL_RESULTS")),
+    ("mistral-system", square("SYSTEM_PROMPT"), square_escaped("SYSTEM_PROMPT")),
+    ("mistral-think", square("THINK"), square_escaped("THINK")),
+    ("mistral-img", square("IMG_BREAK"), square_escaped("IMG_BREAK")),
+    ("gemma-turn", tag("start_of_turn"), escaped("start_of_turn")),
+    ("gemma-image", tag("start_of_image"), escaped("start_of_image")),
+    ("gemma-image-end", tag("end_of_image"), escaped("end_of_image")),
+    ("gemma-function", tag("start_function_call"), escaped("start_function_call")),
+    ("qwen-chatml", tag(BAR + "im_start" + BAR), escaped(BAR + "im_start" + BAR)),
+    ("qwen-tool-call", tag("tool_call"), escaped("tool_call")),
+    ("qwen-tool-response", tag("tool_response"), escaped("tool_response")),
+    ("qwen-tool-response-close", tag("/tool_response"), escaped("/tool_response")),
+    ("qwen-tools", tag("tools"), escaped("tools")),
+    ("qwen-think", tag("think"), escaped("think")),
+    ("qwen-coder-parameter", tag("parameter=city"), escaped("parameter=city")),
+    (
+        "deepseek-tool-calls",
+        tag(WIDE_BAR + "tool\u2581calls\u2581begin" + WIDE_BAR),
+        escaped(WIDE_BAR + "tool\u2581calls\u2581begin" + WIDE_BAR),
+    ),
+    ("deepseek-user", tag(WIDE_BAR + "User" + WIDE_BAR), escaped(WIDE_BAR + "User" + WIDE_BAR)),
+    ("gpt-oss-channel", tag(BAR + "channel" + BAR), escaped(BAR + "channel" + BAR)),
+    ("wrapper-function-calls", tag("function_calls"), escaped("function_calls")),
+    ("wrapper-function-results", tag("function_results"), escaped("function_results")),
+    ("wrapper-invoke", tag('invoke name="search"'), escaped('invoke name="search"')),
+    ("wrapper-invoke-close", tag("/invoke"), escaped("/invoke")),
+    ("wrapper-namespaced", tag("ns:invoke"), escaped("ns:invoke")),
+    ("wrapper-namespaced-close", tag("/x.y-z:function_calls"), escaped("/x.y-z:function_calls")),
+    ("wrapper-parameter", tag('parameter name="q"'), escaped('parameter name="q"')),
+    ("wrapper-tool-use", tag("tool_use"), escaped("tool_use")),
+    ("wrapper-tool-result", tag("/tool_result"), escaped("/tool_result")),
+    ("wrapper-thinking", tag("thinking"), escaped("thinking")),
+    ("wrapper-system", tag("system"), escaped("system")),
+    ("claude-human", "Hu" + "man: hi", "Hu" + "man&#58; hi"),
+    ("claude-assistant", "Assis" + "tant: ok", "Assis" + "tant&#58; ok"),
+    (
+        "claude-legacy",
+        "\n\nHu" + "man: x\n\nAssis" + "tant:",
+        "\n\nHu" + "man&#58; x\n\nAssis" + "tant&#58;",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES]
+)
+def test_each_tag_family_is_written_out(text: str, expected: str) -> None:
+    assert neutralise(text) == expected
+    assert neutralise("before\n" + text + " after") == "before\n" + expected + " after"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (tag("TOOL_RESPONSE"), escaped("TOOL_RESPONSE")),
+        (tag("Tool-Response"), escaped("Tool-Response")),
+        (tag(" tool_call "), escaped(" tool_call ")),
+        (tag("/ tool_call"), escaped("/ tool_call")),
+        (tag("tool_call/"), escaped("tool_call/")),
+        (tag("\ttool_call\n"), escaped("\ttool_call\n")),
+        (tag("think\x00"), escaped("think\x00")),
+        (square(" inst "), square_escaped(" inst ")),
+        (square("Tool-Calls"), square_escaped("Tool-Calls")),
+        (LT + tag(" sys ") + GT, "&lt;&lt; sys &gt;&gt;"),
+        (LT + tag("think") + GT, LT + escaped("think") + GT),
+        (tag("S"), escaped("S")),
+        (tag("s/"), escaped("s/")),
+        ("HU" + "MAN : x", "HU" + "MAN &#58; x"),
+        ("  assis" + "tant: x", "  assis" + "tant&#58; x"),
+    ],
+)
+def test_a_tag_is_found_in_any_case_with_spaces_inside_its_brackets(
+    text: str, expected: str
+) -> None:
+    assert neutralise(text) == expected
+
+
+@pytest.mark.parametrize(
+    "brk", ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"]
+)
+def test_a_turn_is_found_after_every_kind_of_line_break(brk: str) -> None:
+    for name in ("Hu" + "man", "Assis" + "tant"):
+        assert neutralise("x" + brk + name + ": y") == "x" + brk + name + "&#58; y"
+        assert neutralise("x" + brk + " \t" + name + ":") == "x" + brk + " \t" + name + "&#58;"
+
+
+def test_every_form_and_name_of_the_table_is_written_out() -> None:
+    for form, _, names in CHAT_TAGS:
+        for name in names:
+            match form:
+                case "<name>" if len(name) == 1:
+                    made = [tag(name), tag("/" + name)]
+                case "<name>":
+                    made = [tag(name), tag("/" + name), tag(name.upper()), tag(" " + name + " ")]
+                case "<<name>>":
+                    made = [LT + tag(name) + GT, LT + tag("/" + name) + GT]
+                case "[name]":
+                    made = [square(name), square("/" + name), square(name.upper())]
+                case "name:":
+                    made = [name + ":", "x\n" + name.title() + " :"]
+            for text in made:
+                once = neutralise(text)
+                assert once != text, text
+                assert not ({LT, GT, LSQ, RSQ} & set(once)), once
+                assert once.count("&#58;") == text.count(":"), once
+
+
+def test_the_table_names_the_forms_the_docs_name() -> None:
+    forms = {form for form, _, _ in CHAT_TAGS}
+    assert forms == {"<|...|>", "<｜...｜>", "<name>", "<<name>>", "[name]", "name:"}
+
+
+def test_writing_out_a_tag_makes_a_fixed_point() -> None:
+    for _, _, expected in FAMILIES:
+        assert neutralise(expected) == expected
+
+
 # Text made of whole tags, known non-tags, any text, and the pieces of tags (so tags nested in
 # tags and half tags come up often).
-_tag_pieces = st.sampled_from([LT, GT, BAR, WIDE_BAR, "/", "s", "S", "system", "im_start", " "])
+_tag_pieces = st.sampled_from(
+    [
+        *(LT, GT, BAR, WIDE_BAR, "/", "s", "S", "system", "im_start", " "),
+        *("[", "]", ":", "=", "\n", "\r", "\x00", "\u2028", "\t", '" name="x"', "ns:", "-"),
+        *("inst", "INST", "sys", "tool_call", "Tool-Call", "hu" + "man", "Assis" + "tant"),
+    ]
+)
+_table_names = st.sampled_from([name for _, _, names in CHAT_TAGS for name in names])
+# What may stand where a tag may hold a space: nothing, spaces, and what `snippet` folds.
+_gaps = st.sampled_from(["", "", " ", "  ", "\t", "\n", "\r", "\x00", "\x85", "\u2028", "\u3000"])
+
+
+@st.composite
+def _tag_like(draw: st.DrawFn) -> str:
+    """A tag of the table in any of its spellings, or one near it: random case, gaps, `/`,
+    namespace, attributes; sometimes inside a bar form or another tag."""
+    form, _, names = draw(st.sampled_from([row for row in CHAT_TAGS if row[2]]))
+    name = "".join(c.upper() if draw(st.booleans()) else c for c in draw(st.sampled_from(names)))
+    if draw(st.booleans()):
+        name = name.replace("_", "-")
+    gap = [draw(_gaps) for _ in range(3)]
+    close = draw(st.sampled_from(["", "/"]))
+    match form:
+        case "<name>":
+            ns = draw(st.sampled_from(["", "", "ns:", "a.b-c:"]))
+            rest = draw(st.sampled_from(["", "", "=x", ' name="q"', "\x00name=1"]))
+            made = LT + gap[0] + close + gap[1] + ns + name + rest + gap[2] + GT
+        case "<<name>>":
+            made = LT + LT + gap[0] + close + gap[1] + name + gap[2] + GT + GT
+        case "[name]":
+            made = LSQ + gap[0] + close + gap[1] + name + gap[2] + RSQ
+        case _:
+            made = draw(st.sampled_from(["", "x\n", "x\r\n", "x\r", "x\x85", "x\u2028", "x\x0c"]))
+            made += gap[0].replace("\n", " ") + name + gap[1] + ":"
+    match draw(st.integers(0, 3)):
+        case 0:
+            return LT + BAR + made + BAR + GT
+        case 1:
+            return LT + made + GT
+        case _:
+            return made
+
+
 _tagged_texts = st.lists(
-    st.one_of(st.text(), st.sampled_from(TAGS), st.sampled_from(NOT_TAGS), _tag_pieces)
+    st.one_of(
+        st.text(),
+        st.sampled_from(TAGS),
+        st.sampled_from(NOT_TAGS),
+        st.sampled_from([f[1] for f in FAMILIES]),
+        _tag_pieces,
+        _table_names,
+        _tag_like(),
+    )
 ).map("".join)
 
 
@@ -276,6 +488,77 @@ def test_a_snippet_of_text_with_surrogates_can_be_written_as_utf8(text: str) -> 
     result.encode("utf-8")
     assert not any(unicodedata.category(c) in ("Cc", "Cs") for c in result)
     assert len(result) <= SNIPPET
+
+
+def surviving_tags(text: str) -> list[str]:
+    """The tags of the table `text` holds as such, found the plain way: the canonical spelling
+    of each (lower case), any bar form, and a turn at the start of a line."""
+    low = text.lower()
+    found = []
+    for form, _, names in CHAT_TAGS:
+        for name in names:
+            match form:
+                case "<name>":
+                    spelled = [tag(name), tag("/" + name)]
+                case "<<name>>":
+                    spelled = [LT + tag(name) + GT, LT + tag("/" + name) + GT]
+                case "[name]":
+                    spelled = [square(name), square("/" + name)]
+                case _:
+                    spelled = []
+            found += [t for t in spelled if t in low]
+            if form == "name:":
+                found += [line for line in low.splitlines() if line.lstrip().startswith(name + ":")]
+    for opening in (LT + BAR, LT + WIDE_BAR):
+        at = low.find(opening)
+        while at != -1:
+            rest = low[at + 2 :]
+            ends = [rest.find(BAR + GT), rest.find(WIDE_BAR + GT)]
+            ends = [end for end in ends if end != -1 and LT not in rest[:end]]
+            if ends:
+                found.append(low[at : at + 2 + min(ends) + 2])
+            at = low.find(opening, at + 1)
+    return found
+
+
+def test_the_plain_finder_finds_every_family() -> None:
+    # The test's own finder, checked before it is trusted below (it knows no attributes and no
+    # namespaces: `neutralise(result) == result` covers those).
+    for _, text, expected in FAMILIES:
+        if "=" not in text and "ns:" not in text and "z:" not in text:
+            assert surviving_tags(text), text
+        assert not surviving_tags(expected), expected
+
+
+@given(_tagged_texts)
+@settings(max_examples=500)
+def test_neutralise_leaves_no_tag_the_plain_finder_sees(text: str) -> None:
+    assert surviving_tags(neutralise(text)) == []
+
+
+# Text rich in tags, half tags, and what `snippet` folds, long enough to be cut.
+_snippet_texts = st.lists(
+    st.one_of(
+        _tagged_texts,
+        st.sampled_from(FOLDED),
+        st.just("x" * 590),
+        st.sampled_from([f[1] for f in FAMILIES]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(_snippet_texts)
+@settings(max_examples=500)
+def test_a_snippet_holds_no_tag_no_control_character_and_600_characters_at_most(
+    text: str,
+) -> None:
+    result = snippet(text)
+    assert len(result) <= SNIPPET
+    assert not any(is_folded(c) for c in result)
+    assert surviving_tags(result) == []
+    # Stronger: nothing in it is a tag `neutralise` knows, after the folding and the cut.
+    assert neutralise(result) == result
 
 
 # --- item and header ----------------------------------------------------------------------

@@ -7,8 +7,10 @@ the highest class of the files shown (floor `private`); the files are the agent'
 block is never untrusted.
 
 A file edited by hand may fail the check; its entries still reach the model safe: neutralised
-(no chat-template tag), secrets removed, and control and invisible formatting characters
-taken out (they would hide instructions from the person reading the file, not from the model).
+(no chat-template tag), secrets removed, control and invisible formatting characters taken out
+(they would hide instructions from the person reading the file, not from the model), and a
+backslash put before every line that begins like a section heading or an item header, so that
+the only lines of the block that read as structure are its own `## ` lines.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memoryd.labels import DataClass, Label
-from memoryd.memory.check import is_control, is_invisible, is_surrogate
+from memoryd.memory.check import is_control, is_invisible, is_surrogate, structure_at
 from memoryd.memory.files import SEPARATOR, Document, FileSpec, Memory, ordered, parse, used
 from memoryd.memory.journal import read_file
 from memoryd.memory.trust import trust
@@ -44,6 +46,18 @@ def shown(entry: str) -> str:
     return neutralise(redact(entry))
 
 
+def inert(text: str) -> str:
+    """`text` with a backslash before the first character of every line that begins like an
+    item header or a Markdown heading: `\\## owner.md (...)`, `\\[1] memory · ...`, as Markdown
+    writes such a line as text."""
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        at = structure_at(line)
+        if at is not None:
+            lines[n] = line[:at] + "\\" + line[at:]
+    return "\n".join(lines)
+
+
 def header(spec: FileSpec, doc: Document) -> str:
     """`## notes.md (1,234/2,200 characters)`."""
     return f"## {spec.name} ({used(doc.entries):,}/{spec.budget:,} characters)"
@@ -56,7 +70,7 @@ def render_block(files: Iterable[tuple[FileSpec, Document]], session_class: Data
     for spec, doc in files:
         if spec.data_class > session_class:
             continue
-        body = SEPARATOR.join(shown(entry) for entry in doc.entries)
+        body = SEPARATOR.join(inert(shown(entry)) for entry in doc.entries)
         sections.append(header(spec, doc) + ("\n" + body if body else ""))
         classes.append(spec.data_class)
     return Block("\n\n".join(sections), Label.of((c, False) for c in classes))

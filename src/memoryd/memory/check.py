@@ -14,9 +14,67 @@ from memoryd.memory.files import ENTRY_MAX, FileSpec, parse, used
 from memoryd.secrets import has_secret
 from memoryd.text import neutralise
 
-# A line an item header could begin: `[digits] ` (SPEC section 4). Leading spaces are allowed
-# too: a model reading the block would still take the line for a header.
-_ITEM_HEADER = re.compile(r"^[ \t]*\[\d+\][ \t]", re.MULTILINE)
+# Every opening and closing bracket of Unicode (categories Ps and Pe, all in the first plane)
+# but the parentheses: `［１］`, `【1】` and `⟦1⟧` read as `[1]`; `(1)` begins ordinary lists.
+OPENING = (
+    "[{\u0f3a\u0f3c\u169b\u201a\u201e\u2045\u2308\u230a\u2329\u276c\u276e\u2770\u2772"
+    "\u2774\u27c5\u27e6\u27e8\u27ea\u27ec\u2983\u2987\u2989\u298b\u298d\u298f\u2991\u2993"
+    "\u2995\u2997\u29d8\u29da\u29fc\u2e22\u2e24\u2e26\u2e42\u2e55\u2e57\u3008\u300a\u300c"
+    "\u300e\u3010\u3014\u3016\u3018\u301a\u301d\ufe17\ufe37\ufe39\ufe3b\ufe3d\ufe3f\ufe41"
+    "\ufe43\ufe47\ufe5b\ufe5d\uff3b\uff5b\uff62"
+)
+CLOSING = (
+    "]}\u0f3b\u0f3d\u169c\u2046\u2309\u230b\u232a\u276d\u276f\u2771\u2773\u2775\u27c6"
+    "\u27e7\u27e9\u27eb\u27ed\u2984\u2988\u298a\u298c\u298e\u2990\u2992\u2994\u2996\u2998"
+    "\u29d9\u29db\u29fd\u2e23\u2e25\u2e27\u2e56\u2e58\u3009\u300b\u300d\u300f\u3011\u3015"
+    "\u3017\u3019\u301b\u301e\u301f\ufe18\ufe38\ufe3a\ufe3c\ufe3e\ufe40\ufe42\ufe44\ufe48"
+    "\ufe5c\ufe5e\uff3d\uff5d\uff63"
+)
+# What may come before a header or a heading on its line: spaces of any kind, and the letters
+# that show as blank (Hangul fillers, the braille blank).
+_LEAD = r"(?P<lead>[\s\u115f\u1160\u3164\uffa0\u2800]*)"
+# A number in brackets at the start of a line: `[1]`, `［１］`, `[ 12 ]`, `【٣】`, `[[1]]`; whatever
+# follows. The real header is `[n] ` (SPEC section 4), but a model reads `[1]\u00a0memory` or
+# `[1]memory` as one too. What is between the brackets is a number when `str.isnumeric` says so
+# (any script's digits, full-width ones, `①`, `¹`).
+_BRACKETED = re.compile(
+    rf"{_LEAD}[{re.escape(OPENING)}]+(?P<number>[^{re.escape(OPENING + CLOSING)}\n]{{1,24}})"
+    rf"[{re.escape(CLOSING)}]"
+)
+# A Markdown heading, which is how the block begins each file's section: `#` to `######` (and
+# more), their full-width and small forms and the sharp sign, then a space or the line's end.
+_HEADING = re.compile(rf"{_LEAD}[#＃﹟♯]+(?:\s|\Z)")
+
+
+def _header_at(line: str) -> int | None:
+    found = _BRACKETED.match(line)
+    if found is None or not found.group("number").strip().isnumeric():
+        return None
+    return found.end("lead")
+
+
+def _heading_at(line: str) -> int | None:
+    found = _HEADING.match(line)
+    return None if found is None else found.end("lead")
+
+
+def begins_like_header(line: str) -> bool:
+    """The line begins like an item header: a number in brackets, after spaces or none."""
+    return _header_at(line) is not None
+
+
+def begins_like_heading(line: str) -> bool:
+    """The line begins like a Markdown heading (`## notes.md (...)`), after spaces or none."""
+    return _heading_at(line) is not None
+
+
+def structure_at(line: str) -> int | None:
+    """Where the line's item header or Markdown heading begins (after the spaces before it),
+    when it begins like one; None otherwise."""
+    at = _heading_at(line)
+    return _header_at(line) if at is None else at
+
+
 _LINE_SEPARATORS = {"\u2028", "\u2029"}
 # Variation selectors 17 to 256: invisible, and a known channel for smuggling text (the short
 # ones, U+FE00 to U+FE0F, are kept: emoji need them).
@@ -56,8 +114,7 @@ def text_problems(text: str) -> list[str]:
     problems = []
     if has_secret(text):
         problems.append("holds a secret: memory never keeps keys; leave it out")
-    if neutralise(text) != text:
-        problems.append("holds a chat-template tag: write it without its angle brackets")
+    problems += _tag_problems(text)
     # Most text is printable and below the variation selectors supplement: only other text is
     # worth looking at character by character.
     plain = text.isprintable() and max(text, default="\0") < chr(_SUPPLEMENT_SELECTORS[0])
@@ -74,6 +131,40 @@ def text_problems(text: str) -> list[str]:
     if surrogates:
         problems.append(
             f"not UTF-8 ({_code_points(surrogates)} cannot be written as UTF-8): remove it"
+        )
+    return problems
+
+
+def _tag_problems(text: str) -> list[str]:
+    neutralised = neutralise(text)
+    if neutralised == text:
+        return []
+    # What `neutralise` wrote out says which kind of tag it found.
+    problems = []
+    if neutralised.count("&lt;") > text.count("&lt;"):
+        problems.append("holds a chat-template tag: write it without its angle brackets")
+    if neutralised.count("&#91;") > text.count("&#91;"):
+        problems.append("holds a chat-template tag: write it without its square brackets")
+    if neutralised.count("&#58;") > text.count("&#58;"):
+        problems.append(
+            'holds a line beginning like a chat turn ("Human:", "Assistant:"): reword it'
+        )
+    return problems
+
+
+def _structure_problems(entry: str) -> list[str]:
+    # What the block or an answer uses as structure: an entry holding it could make the model
+    # read a section or an item the entry only pretends to be.
+    problems = []
+    lines = entry.splitlines()
+    if any(begins_like_header(line) for line in lines):
+        problems.append('a line begins like an item header ("[n] "): reword it')
+    if entry.startswith("# "):
+        problems.append('begins with "# ", which marks the title: reword it')
+        lines = lines[1:]
+    if any(begins_like_heading(line) for line in lines):
+        problems.append(
+            'a line begins like a Markdown heading ("## "), as the block\'s sections do: reword it'
         )
     return problems
 
@@ -106,10 +197,7 @@ def check_text(spec: FileSpec, text: str) -> list[str]:
         if seen != n:
             problems.append(f"{where} duplicate of entry {seen}: remove one of them")
         problems += [f"{where} {p}" for p in text_problems(entry)]
-        if _ITEM_HEADER.search(entry):
-            problems.append(f'{where} a line begins like an item header ("[n] "): reword it')
-        if entry.startswith("# "):
-            problems.append(f'{where} begins with "# ", which marks the title: reword it')
+        problems += [f"{where} {p}" for p in _structure_problems(entry)]
     return problems
 
 
