@@ -1,20 +1,28 @@
-# Two commands set up everything: `make test` and `make demo` (see README.md).
+# Two commands set up everything: `make serve` runs memoryd, `make test` runs every check
+# (see README.md). Both may start at once, in two terminals: the venv is made under a lock.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# One make at a time creates and fills the venv: `flock` (util-linux, on every Debian and most
+# Linux systems) holds the venv folder's lock; the one that waited finds the stamp fresh and
+# installs nothing. Without flock (macOS: `brew install flock`), two makes must not start at once.
+LOCKED := $(shell command -v flock >/dev/null 2>&1 && echo flock $(VENV))
+
 .PHONY: test lint demo serve bench clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@mkdir -p $(VENV)
+	$(LOCKED) sh -c '[ $(STAMP) -nt pyproject.toml ] || { \
+	  $(PYTHON) -m venv $(VENV) && \
+	  $(BIN)/pip install --quiet --upgrade pip && \
+	  $(BIN)/pip install --quiet -e ".[dev]" && \
+	  touch $(STAMP); }'
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 
 test: lint
@@ -27,7 +35,7 @@ serve: $(STAMP)
 	$(BIN)/memoryd serve
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(LOCKED) $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/recall.py
 
 clean:

@@ -4,10 +4,14 @@ It replays a short conversation as a loop would: for each turn it writes the ses
 the daemon for the memory block (the system prompt) and for `recall` when the scripted model
 calls it, makes the scripted `memory` edits, and prints what the model would see.
 
-    memoryd serve --home /tmp/loop-home &        # or: MEMORYD_HOME=/tmp/loop-home make serve
-    python examples/loop.py --home /tmp/loop-home
+    .venv/bin/python examples/loop.py            # a daemon of its own, on a temporary home
 
-Without `--home`, it starts a daemon of its own on a fresh temporary home and stops it after.
+    .venv/bin/memoryd serve --home /tmp/loop-home &    # or: MEMORYD_HOME=/tmp/loop-home make serve
+    .venv/bin/python examples/loop.py --home /tmp/loop-home
+
+Without `--home`, it starts a daemon of its own on a fresh temporary home, stops it after and
+removes the home. With `--home`, each run writes a new session (`loop-<time>`) into that home
+and leaves it there to recall from.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from memoryd.memory.journal import Op
 from memoryd.serve.client import Client
 from memoryd.serve.tools import shown
 
-SESSION = "loop-demo"
+# A session of its own each run: a second run on the same home starts untainted again.
+SESSION = "loop-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
 
 # The conversation: what the owner says, the tool calls the model makes, and its final reply.
 SCRIPT: list[dict[str, Any]] = [
@@ -130,17 +135,24 @@ def start(home: Path) -> subprocess.Popen[bytes]:
     """A daemon of our own on `home`, once it answers."""
     proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve", "--home", str(home)])
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if (home / "memoryd.sock").exists():
-            with Client.unix(Home(home)) as client:
-                try:
-                    client.health()
-                    return proc
-                except DaemonError:
-                    pass
+    while time.monotonic() < deadline and proc.poll() is None:
+        with Client.unix(Home(home)) as client:
+            if client.health():
+                return proc
         time.sleep(0.05)
-    proc.kill()
+    stop(proc)
     raise SystemExit("the daemon did not start")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop our daemon as a user would (SIGTERM), or kill it if it does not go."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def main() -> int:
@@ -148,29 +160,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", help="the home a running `memoryd serve` serves")
     args = parser.parse_args()
-    own = None
     if args.home:
-        home = Path(args.home).resolve()
-    else:
-        home = Path(tempfile.mkdtemp(prefix="memoryd-loop-"))
+        replay(Path(args.home).resolve())
+        return 0
+    # Our own daemon on a home of our own, removed with everything in it when we are done.
+    with tempfile.TemporaryDirectory(prefix="memoryd-loop-") as tmp:
+        home = Path(tmp)
         own = start(home)
-    try:
-        with Client.unix(Home(home)) as client:
-            for turn in SCRIPT:
-                run_turn(client, home, turn)
-            # The daemon indexed each turn as it was written: the first one is recallable.
-            deadline = time.monotonic() + 2
-            answer = client.recall("Brixham", 3, SESSION)
-            while "Brixham" not in answer.text and time.monotonic() < deadline:
-                time.sleep(0.05)
-                answer = client.recall("Brixham", 3, SESSION)
-            show("recall('Brixham') after the conversation", shown(answer.text, answer.untrusted))
-            print(f"(label: class {answer.data_class}, untrusted {answer.untrusted})")
-    finally:
-        if own is not None:
-            own.send_signal(signal.SIGTERM)
-            own.wait(timeout=10)
+        try:
+            replay(home)
+        finally:
+            stop(own)
     return 0
+
+
+def replay(home: Path) -> None:
+    """The scripted conversation, then a recall of its first turn."""
+    with Client.unix(Home(home)) as client:
+        if not client.health():
+            raise SystemExit(f"no memoryd serves {home}: start one with `memoryd serve --home`")
+        for turn in SCRIPT:
+            run_turn(client, home, turn)
+        # The daemon indexed each turn as it was written: the first one is recallable.
+        deadline = time.monotonic() + 2
+        answer = client.recall("Brixham", 3, SESSION)
+        while "Brixham" not in answer.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+            answer = client.recall("Brixham", 3, SESSION)
+        show("recall('Brixham') after the conversation", shown(answer.text, answer.untrusted))
+        print(f"(label: class {answer.data_class}, untrusted {answer.untrusted})")
 
 
 if __name__ == "__main__":

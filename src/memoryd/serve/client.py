@@ -8,6 +8,7 @@ Its answers are the same values `Service` gives, so `memoryd mcp` can use either
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -131,13 +132,31 @@ class Client:
         return bool(self._call("POST", "/v1/reindex")["started"])
 
     def health(self) -> bool:
-        """Whether the daemon answers."""
-        return bool(self._call("GET", "/v1/health")["ok"])
+        """Whether the daemon answers: False when none can be reached (no socket, a stale one,
+        nothing listening). A daemon that answers with an error (a wrong token) still raises."""
+        if self.socket is not None and not _listening(self.socket):
+            return False
+        try:
+            return bool(self._call("GET", "/v1/health")["ok"])
+        except DaemonError as e:
+            if e.status == 0:
+                return False
+            raise
 
     def tools(self) -> list[dict[str, Any]]:
         """The model's tool schemas."""
         found: list[dict[str, Any]] = self._call("GET", "/v1/tools")["tools"]
         return found
+
+
+def _listening(path: Path) -> bool:
+    # A connect of our own first: httpcore leaks the socket of a failed Unix connect, and a
+    # stale socket file (a daemon killed) is there but refuses.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            return probe.connect_ex(str(path)) == 0
+        except OSError:  # a path too long for a Unix socket
+            return False
 
 
 def _who(session: str | None, as_owner: bool) -> dict[str, str]:

@@ -4,7 +4,8 @@ uvicorn until SIGTERM or SIGINT.
 
 One daemon per home: it holds an exclusive `flock` on `<home>/memoryd.pid` for its life, so a
 second one is refused whatever the socket's state, and a socket left by a crashed daemon (whose
-lock the kernel released) is known to be stale and replaced.
+lock the kernel released) is known to be stale and replaced. A daemon that stops removes the
+pid file (and the socket); only a killed one leaves them, and the next start replaces them.
 
 Slow clients are bounded (docs/security.md): a connection must deliver each request whole
 within `REQUEST_TIMEOUT` of its first byte (or of the connection), and at most
@@ -149,11 +150,35 @@ def claimed(home: Home) -> Iterator[None]:
                 f"memoryd is already serving this home ({home.root}, pid {other}): "
                 "use that daemon, or stop it first"
             ) from None
+        if not _ours(fd, path):
+            # The daemon before us stopped between our open and our lock, removing the file we
+            # opened: a lock on it would not keep out the next daemon, which makes a new one.
+            raise MemorydError(
+                f"the memoryd serving this home ({home.root}) stopped as this one started: "
+                "start this one again"
+            )
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        yield
+        try:
+            yield
+        finally:
+            # A stopped daemon leaves no pid file. It is removed while the lock is held: a
+            # daemon starting meanwhile fails to lock it, and one that opened it but locks it
+            # only after we close sees it is gone (`_ours`) and is refused, never serving a
+            # home beside a third daemon locking a new file.
+            if _ours(fd, path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
     finally:
         os.close(fd)
+
+
+def _ours(fd: int, path: Path) -> bool:
+    """Whether `path` is still the file open as `fd` (not removed, not replaced)."""
+    try:
+        return os.path.samestat(os.fstat(fd), path.lstat())
+    except FileNotFoundError:
+        return False
 
 
 def bind_unix(path: Path) -> socket.socket:

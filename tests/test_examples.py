@@ -1,0 +1,247 @@
+"""A newcomer's first hour: the examples, `make` started twice at once, a daemon's traces after
+a clean stop, and the client asking whether a daemon runs (issue 11, items 16, 19, 20)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryd.errors import MemorydError
+from memoryd.home import Home
+from memoryd.serve import daemon as daemon_module
+from memoryd.serve.client import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A Python script of the checkout, as `make` runs it."""
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` and its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+# -- the client: no daemon is an answer, not an error --------------------------------------
+
+
+def test_health_is_false_when_no_daemon_runs(home: Home) -> None:
+    with Client.unix(home) as client:
+        assert client.health() is False
+
+
+def test_health_is_false_on_a_stale_socket_left_by_a_killed_daemon(home: Home) -> None:
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(home.root / "memoryd.sock"))
+    stale.close()
+    with Client.unix(home) as client:
+        assert client.health() is False
+
+
+def test_health_is_false_when_nothing_listens_on_tcp() -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    with Client.tcp(f"http://127.0.0.1:{port}", "token") as client:
+        assert client.health() is False
+
+
+# -- the daemon: a clean stop leaves no pid file ------------------------------------------
+
+
+def serve(home: Home) -> subprocess.Popen[bytes]:
+    """`memoryd serve` on `home`, once it answers."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "serve", "--home", str(home.root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 15
+    with Client.unix(home) as client:
+        while not client.health():
+            assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+            time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_clean_stop_leaves_no_pid_file_nor_socket(home: Home, sig: signal.Signals) -> None:
+    proc = serve(home)
+    assert (home.root / "memoryd.pid").read_text() == f"{proc.pid}\n"
+    proc.send_signal(sig)
+    assert proc.wait(timeout=10) == 0
+    assert not (home.root / "memoryd.pid").exists()
+    assert not (home.root / "memoryd.sock").exists()
+    with Client.unix(home) as client:
+        assert client.health() is False
+    # And the home serves again at once.
+    again = serve(home)
+    again.send_signal(signal.SIGTERM)
+    assert again.wait(timeout=10) == 0
+
+
+def test_a_daemon_whose_pid_file_went_as_it_locked_it_does_not_serve(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The daemon before it stopped between its open and its lock: it holds a lock on a file no
+    # later daemon opens, so it must not serve beside the next one.
+    flock = daemon_module.fcntl.flock
+
+    def stopped_meanwhile(fd: int, how: int) -> None:
+        (home.root / "memoryd.pid").unlink()
+        flock(fd, how)
+
+    monkeypatch.setattr(daemon_module.fcntl, "flock", stopped_meanwhile)
+    with (
+        pytest.raises(MemorydError, match="stopped as this one started"),
+        daemon_module.claimed(home),
+    ):
+        pass
+
+
+def test_the_claim_is_released_and_its_file_removed_after_an_error(home: Home) -> None:
+    with pytest.raises(RuntimeError), daemon_module.claimed(home):
+        raise RuntimeError("the socket could not be bound")
+    assert not (home.root / "memoryd.pid").exists()
+    with daemon_module.claimed(home):
+        assert (home.root / "memoryd.pid").read_text() == f"{os.getpid()}\n"
+
+
+# -- examples/loop.py: its own daemon, on a home it removes --------------------------------
+
+
+def test_the_loop_leaves_no_home_in_the_temp_folder() -> None:
+    # A short temp folder of the test's own (the socket path must stay short).
+    with tempfile.TemporaryDirectory(prefix="mdt-", dir="/tmp") as temp:
+        done = run(str(EXAMPLES / "loop.py"), env={"TMPDIR": temp})
+        assert done.returncode == 0, done.stderr
+        assert "recall('Brixham') after the conversation" in done.stdout
+        assert list(Path(temp).iterdir()) == []
+
+
+def test_the_loop_on_a_running_daemon_can_run_twice(home: Home) -> None:
+    proc = serve(home)
+    try:
+        for _ in range(2):
+            done = run(str(EXAMPLES / "loop.py"), "--home", str(home.root))
+            assert done.returncode == 0, done.stderr
+            # Each run is a session of its own: the first turn's edit is not refused as
+            # tainted by the last run's web page.
+            assert "refused: memory edits are refused in a session" in done.stdout
+            assert "tool memory" in done.stdout
+        assert len(list(home.sessions.iterdir())) == 2
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_the_loop_without_a_daemon_says_to_start_one(home: Home) -> None:
+    done = run(str(EXAMPLES / "loop.py"), "--home", str(home.root))
+    assert done.returncode == 1
+    assert "memoryd serve --home" in done.stderr
+
+
+# -- examples/demo.py: never an existing home ---------------------------------------------
+
+
+def test_the_demo_leaves_memoryd_home_untouched(home: Home, tmp_path: Path) -> None:
+    home.config.write_text('agent = "mine"\nowner = "me"\n')
+    before = snapshot(home.root)
+    demo = tmp_path / "demo"
+    done = run(str(EXAMPLES / "demo.py"), "--home", str(demo))
+    assert done.returncode == 0, done.stderr
+    assert snapshot(home.root) == before
+    assert f"The demo home is {demo}" in done.stdout
+    assert "memory · kyle said, 2026-09-30 08:01 UTC · private" in done.stdout
+    # Run again: the demo home it built is rebuilt, not added to.
+    again = run(str(EXAMPLES / "demo.py"), "--home", str(demo))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == done.stdout
+
+
+def test_the_demo_refuses_a_folder_that_is_not_its_own(home: Home) -> None:
+    write = home.sessions / "mine" / "0.jsonl"
+    write.parent.mkdir()
+    write.write_text('{"type":"user","text":"mine","at":"2026-09-28T23:19:00Z"}\n')
+    before = snapshot(home.root)
+    done = run(str(EXAMPLES / "demo.py"), "--home", str(home.root))
+    assert done.returncode == 1
+    assert "never touches an existing home" in done.stderr
+    assert snapshot(home.root) == before
+
+
+def test_the_demo_by_default_builds_in_the_checkout_not_in_memoryd_home(
+    home: Home, tmp_path: Path
+) -> None:
+    # A copy of the examples, so the test's demo home is not the checkout's.
+    copy = tmp_path / "checkout" / "examples"
+    shutil.copytree(EXAMPLES, copy)
+    before = snapshot(home.root)
+    done = run(str(copy / "demo.py"))
+    assert done.returncode == 0, done.stderr
+    assert (copy.parent / ".demo-home" / "memory" / "index.sqlite").is_file()
+    assert snapshot(home.root) == before
+
+
+# -- the Makefile: `make serve` and `make test` started at once ----------------------------
+
+FAKE_PYTHON = """#!/bin/sh
+# A Python that only makes a venv whose pip notes when two installs overlap.
+set -e
+[ "$1 $2" = "-m venv" ] || exit 2
+mkdir -p "$3/bin"
+cat > "$3/bin/pip" <<'PIP'
+#!/bin/sh
+log="$(dirname "$0")/../pip.log"
+mkdir "$(dirname "$0")/../busy" 2>/dev/null || { echo overlap >> "$log"; exit 1; }
+sleep 0.5
+echo "$*" >> "$log"
+rmdir "$(dirname "$0")/../busy"
+PIP
+chmod +x "$3/bin/pip"
+"""
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_two_makes_at_once_install_the_venv_once(tmp_path: Path) -> None:
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    makes = [
+        subprocess.Popen(
+            ["make", "-s", f"PYTHON={fake}", ".venv/.installed"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [m.communicate(timeout=60)[0] for m in makes]
+    assert [m.returncode for m in makes] == [0, 0], outputs
+    log = (tmp_path / ".venv" / "pip.log").read_text().splitlines()
+    assert "overlap" not in log
+    assert log == ["install --quiet --upgrade pip", "install --quiet -e .[dev]"]
+    assert (tmp_path / ".venv" / ".installed").exists()
