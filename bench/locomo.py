@@ -1,0 +1,424 @@
+"""Evidence recall on LoCoMo: memoryd's `recall` asked the questions of long two-person
+conversations, against the raw FTS5 query and a stemmed query without stop words (issue 10).
+
+The data is LoCoMo (Maharana et al., ACL 2024, snap-research/locomo): its conversations as
+published, by default the five in `../shared/data/locomo-dev` beside the repository, one JSON
+file each (its README.md says what they hold). memoryd does not ship them: `--data` names
+another folder of JSON files, or one file (`locomo10.json`, a list of conversations).
+
+Each conversation becomes a fresh home in a temporary folder, removed afterwards: one LoCoMo
+session is one memoryd session, its messages paired as `user` and `final` records
+(`locomo_data.py` says how), and `Service.open` indexes the logs as the daemon does. Every
+question of categories 1-4 (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) is asked
+once, its text as the query, at k = 20, by:
+
+- memoryd: `Service.open(home).recall(question, 20, None)`, what a loop's `recall` runs; the
+  keys of the items it shows, in order, are read from the recall log it writes
+  (`memory/recalls/YYYY-MM.jsonl`, docs/decisions.md);
+- raw: the query's terms (runs of alphanumeric characters, each once) double-quoted and joined
+  by OR, `ORDER BY rank LIMIT 20`, on memoryd's index (`Index.search`): it follows the index's
+  tokenizer, whatever that is;
+- porter-no-stop: the texts of the same items in an in-memory FTS5 table of its own, tokenized
+  `porter unicode61 remove_diacritics 2`, asked the query's terms that are not English stop
+  words (NLTK's list, `STOP_WORDS`; every term when all of them are), joined by OR, by bm25.
+
+Evidence recall@k of a question is the share of its evidence messages among the first k items;
+the figures are means over the questions, overall and per category. Evidence ids are read as
+written, save typos that name one message unmistakably (`D:11:26`, `D8:6; D9:17`); an id naming
+no message is left out, and a question left with none is not asked. The report also counts the
+evidence messages memoryd holds no item for (a session's last message, when it has no final,
+is not indexed). Latency is each question's time in `Service.recall` (its rendering and its log
+line included) and in the raw query, which of the two runs first alternating by question; the
+report gives the medians.
+
+    python bench/locomo.py [--data DIR|FILE] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import shlex
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from figures import ms, table
+from indexes import code_version
+from locomo_data import CATEGORIES, Conversation, Question, conversations, write_logs
+from memoryd.errors import RecallError
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.serve.service import Service
+from runs import log
+
+DATA_DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+K = 20
+AT = (5, 10, 20)
+RANKERS = ("memoryd", "raw", "porter-no-stop")
+TARGET = 0.60
+"""Issue 10's target: memoryd's evidence R@5, categories 1-4, on the five conversations."""
+
+# NLTK's English stop words (nltk_data, corpora/stopwords/english: 179 words, the Snowball
+# list and its contractions), typed in. A query's terms are runs of alphanumeric characters,
+# so `don't` reaches the list as `don` and `t`, both in it.
+STOP_WORDS = frozenset(
+    (
+        "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've",
+        "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself",
+        "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them",
+        "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll",
+        "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
+        "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or",
+        "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
+        "between", "into", "through", "during", "before", "after", "above", "below", "to", "from",
+        "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once",
+        "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more",
+        "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
+        "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've",
+        "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't",
+        "didn", "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven",
+        "haven't", "isn", "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn",
+        "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't",
+        "won", "won't", "wouldn", "wouldn't"
+    )
+)  # fmt: skip
+
+
+def words(query: str) -> list[str]:
+    """The query's terms as the baselines take them: runs of alphanumeric characters, each once
+    (case-insensitively). They stay so whatever memoryd's own terms become."""
+    found: dict[str, str] = {}
+    run: list[str] = []
+    for char in query + " ":
+        if char.isalnum():
+            run.append(char)
+        elif run:
+            term = "".join(run)
+            found.setdefault(term.casefold(), term)
+            run = []
+    return list(found.values())
+
+
+def any_of(terms: Iterable[str]) -> str:
+    """The FTS5 expression for the items holding any of the terms (a term holds no quote)."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+class RecallLog:
+    """A home's recall log, read as it grows."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.read: dict[Path, int] = {}
+
+    def new(self) -> list[list[str]]:
+        """The keys each recall logged since the last call showed, in order."""
+        found = []
+        for path in sorted(self.folder.glob("*.jsonl")):
+            start = self.read.get(path, 0)
+            with path.open("rb") as f:
+                f.seek(start)
+                data = f.read()
+            end = data.rfind(b"\n") + 1
+            self.read[path] = start + end
+            for line in data[:end].splitlines():
+                entry = json.loads(line)
+                found.append([str(hit["key"]) for hit in entry["hits"]])
+        return found
+
+
+class Stemmed:
+    """The porter-no-stop baseline: items' texts in an in-memory FTS5 table that stems."""
+
+    def __init__(self, items: Iterable[tuple[str, str]]) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE items USING fts5(key UNINDEXED, text, "
+            "tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        self.conn.executemany("INSERT INTO items VALUES (?, ?)", items)
+
+    def search(self, query: str, k: int) -> list[str]:
+        """The keys of the `k` best items for the query's terms that are not stop words."""
+        terms = words(query)
+        kept = [t for t in terms if t.casefold() not in STOP_WORDS] or terms
+        if not kept:
+            return []
+        rows = self.conn.execute(
+            "SELECT key FROM items WHERE items MATCH ? ORDER BY rank LIMIT ?", (any_of(kept), k)
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def close(self) -> None:
+        """Close the table's connection."""
+        self.conn.close()
+
+
+def memoryd_recall(service: Service, recalls: RecallLog, query: str) -> list[str]:
+    """The keys of the items memoryd's `recall` shows for the query, in order."""
+    try:
+        service.recall(query, K, None)
+    except RecallError:
+        return []  # refused (no word to search for): nothing shown, nothing logged
+    logged = recalls.new()
+    if len(logged) != 1:
+        raise RuntimeError(f"one recall wrote {len(logged)} lines to the recall log, not 1")
+    return logged[0]
+
+
+def raw_search(index: Index, query: str) -> list[str]:
+    """The keys of the raw query's hits: every term quoted, joined by OR, bm25, at most K."""
+    terms = words(query)
+    return [hit.item.key for hit in index.search(any_of(terms), K)] if terms else []
+
+
+def items(index: Index) -> list[tuple[str, str]]:
+    """The key and text of every item of the sessions' turns, in the order they were added."""
+    # A read of the index's own table, as bench/queries.py does: no public call lists them.
+    rows = index.conn.execute("SELECT key, text FROM items WHERE kind != 'dropped' ORDER BY id")
+    return [(str(key), str(text)) for key, text in rows]
+
+
+def timed(run: Callable[[], list[str]]) -> tuple[float, list[str]]:
+    """Seconds a search took, and its keys."""
+    start = time.perf_counter()
+    keys = run()
+    return time.perf_counter() - start, keys
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question asked: its evidence as item keys, each ranker's keys in order, and the
+    seconds memoryd's recall and the raw query took."""
+
+    conversation: str
+    question: Question
+    evidence: tuple[str, ...]
+    hits: dict[str, list[str]]
+    memoryd: float
+    raw: float
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Of the questions' evidence messages: how many there are, how many memoryd holds as items,
+    and how many of those it lacks end a session of an odd number of messages."""
+
+    messages: int = 0
+    held: int = 0
+    unfinished: int = 0
+
+    def __add__(self, other: Coverage) -> Coverage:
+        return Coverage(
+            self.messages + other.messages,
+            self.held + other.held,
+            self.unfinished + other.unfinished,
+        )
+
+
+def ask(conversation: Conversation, root: Path) -> tuple[list[Asked], Coverage]:
+    """Write the conversation's home under `root`, open it as the daemon does (which indexes
+    it), and ask every question of every ranker."""
+    home = Home(root / "home")
+    home.create()
+    keys = write_logs(home.sessions, conversation)
+    service = Service.open(home)
+    try:
+        index = service.index
+        texts = items(index)
+        stemmed = Stemmed(texts)
+        recalls = RecallLog(home.recalls)
+        recalls.new()
+        asked = []
+        for n, question in enumerate(conversation.questions):
+            mine = functools.partial(memoryd_recall, service, recalls, question.text)
+            raw = functools.partial(raw_search, index, question.text)
+            if n % 2 == 0:
+                mine_seconds, mine_keys = timed(mine)
+                raw_seconds, raw_keys = timed(raw)
+            else:
+                raw_seconds, raw_keys = timed(raw)
+                mine_seconds, mine_keys = timed(mine)
+            hits = {
+                "memoryd": mine_keys,
+                "raw": raw_keys,
+                "porter-no-stop": stemmed.search(question.text, K),
+            }
+            found = tuple(keys[dia_id] for dia_id in question.evidence)
+            asked.append(Asked(conversation.name, question, found, hits, mine_seconds, raw_seconds))
+        stemmed.close()
+    finally:
+        service.close()
+    wanted = {keys[dia_id] for q in conversation.questions for dia_id in q.evidence}
+    held = wanted & {key for key, _ in texts}
+    unfinished = {keys[dia_id] for dia_id in conversation.unfinished()} & (wanted - held)
+    return asked, Coverage(len(wanted), len(held), len(unfinished))
+
+
+def recall_at(asked: Asked, ranker: str, k: int) -> float:
+    """The share of the question's evidence among the ranker's first `k` items."""
+    top = set(asked.hits[ranker][:k])
+    return sum(key in top for key in asked.evidence) / len(asked.evidence)
+
+
+def mean_recall(asked: list[Asked], ranker: str, k: int) -> float | None:
+    """Mean evidence recall@k over the questions; None when there are none."""
+    if not asked:
+        return None
+    return statistics.fmean(recall_at(a, ranker, k) for a in asked)
+
+
+def figures(asked: list[Asked]) -> dict[str, Any]:
+    """Each ranker's R@k overall and per category, per conversation (R@5), and the median
+    seconds of memoryd's recall and of the raw query, in ms."""
+    by_category = {c: [a for a in asked if a.question.category == c] for c in CATEGORIES}
+    names = list(dict.fromkeys(a.conversation for a in asked))
+    rankers = {
+        ranker: {
+            **{f"R@{k}": mean_recall(asked, ranker, k) for k in AT},
+            "categories": {
+                str(c): {f"R@{k}": mean_recall(cell, ranker, k) for k in AT}
+                for c, cell in by_category.items()
+            },
+            "conversations": {
+                name: mean_recall([a for a in asked if a.conversation == name], ranker, 5)
+                for name in names
+            },
+        }
+        for ranker in RANKERS
+    }
+    return {
+        "questions": len(asked),
+        "categories": {str(c): len(cell) for c, cell in by_category.items()},
+        "rankers": rankers,
+        "median_ms": {
+            "memoryd": 1000 * statistics.median(a.memoryd for a in asked),
+            "raw": 1000 * statistics.median(a.raw for a in asked),
+        },
+    }
+
+
+def share(value: float | None) -> str:
+    """A recall figure as the table shows it."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def report(found: dict[str, Any], command: str, seconds: float) -> str:
+    """The figures as markdown: the table, the target, latency, and what was left out."""
+    counts = found["categories"]
+    head = ["", *(f"R@{k}" for k in AT)]
+    head += [f"R@5 {c} {name} ({counts[str(c)]})" for c, name in CATEGORIES.items()]
+    rows = []
+    for ranker in RANKERS:
+        r = found["rankers"][ranker]
+        cells = [share(r[f"R@{k}"]) for k in AT]
+        cells += [share(r["categories"][str(c)]["R@5"]) for c in CATEGORIES]
+        rows.append([ranker, *cells])
+    target = found["target"]
+    cover = found["coverage"]
+    latency = found["median_ms"]
+    left = found["left_out"]
+    lines = [
+        "```",
+        f"$ {command}",
+        "```",
+        "",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {found['version']}; "
+        f"SQLite {sqlite3.sqlite_version}.",
+        "",
+        f"LoCoMo evidence recall, categories 1-4: {found['questions']} questions of "
+        f"{len(found['conversations'])} conversations ({', '.join(found['conversations'])}), "
+        f"each asked once at k = {K} (question count per category in its heading).",
+        "",
+        *table(head, rows),
+        "",
+        f"target: memoryd R@5 >= {target['R@5']:.2f}: {share(target['memoryd'])} "
+        f"{'PASS' if target['pass'] else 'FAIL'}",
+        "",
+        f"Median latency per question: memoryd {ms(latency['memoryd'])} ms (`Service.recall`, "
+        f"its rendering and log line included), raw {ms(latency['raw'])} ms.",
+        f"Evidence messages memoryd holds as items: {cover['held']} of {cover['messages']}; "
+        f"missing, as the last of a session of an odd number of messages (a turn with no "
+        f"final): {cover['unfinished']} of {cover['messages'] - cover['held']}.",
+        f"Left out: {left['evidence']} evidence ids naming no message, {left['questions']} "
+        "questions left with no evidence.",
+        f"Total time: {seconds:.1f} s.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the report (and write its figures to `--json`)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA_DEFAULT,
+        help="LoCoMo conversations: a folder of JSON files or one file (default: "
+        "../shared/data/locomo-dev beside the repository)",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args(argv)
+    data: Path = args.data
+    paths = sorted(data.glob("*.json")) if data.is_dir() else [data] if data.is_file() else []
+    if not paths:
+        parser.error(
+            f"no LoCoMo conversations (*.json) at {data}: memoryd does not ship them; pass "
+            "--data with the data/locomo10.json of snap-research/locomo, or a folder of such "
+            "JSON files"
+        )
+    command = shlex.join(["python", *(sys.argv if argv is None else ["bench/locomo.py", *argv])])
+    version = code_version()  # the code as imported, before anyone edits it during the run
+    log(version)
+    start = time.perf_counter()
+    asked: list[Asked] = []
+    coverage = Coverage()
+    names = []
+    unknown = unasked = 0
+    for conversation in (c for path in paths for c in conversations(path)):
+        with tempfile.TemporaryDirectory(prefix="memoryd-locomo-") as tmp:
+            done, covered = ask(conversation, Path(tmp))
+        asked += done
+        coverage += covered
+        names.append(conversation.name)
+        unknown += conversation.unknown
+        unasked += conversation.unasked
+        log(
+            f"  {conversation.name}: {len(conversation.sessions)} sessions, "
+            f"{conversation.messages} messages, {len(done)} questions, "
+            f"memoryd R@5 {share(mean_recall(done, 'memoryd', 5))}"
+        )
+    found = figures(asked)
+    memoryd5 = found["rankers"]["memoryd"]["R@5"]
+    found.update(
+        command=command,
+        version=version,
+        data=str(data),
+        k=K,
+        conversations=names,
+        coverage={
+            "messages": coverage.messages,
+            "held": coverage.held,
+            "unfinished": coverage.unfinished,
+        },
+        left_out={"evidence": unknown, "questions": unasked},
+        target={"R@5": TARGET, "memoryd": memoryd5, "pass": (memoryd5 or 0.0) >= TARGET},
+    )
+    text = report(found, command, time.perf_counter() - start)
+    print(text, end="")
+    if args.json is not None:
+        args.json.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
