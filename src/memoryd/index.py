@@ -18,7 +18,8 @@ from pathlib import Path
 from memoryd.errors import IndexStoreError
 from memoryd.home import make_folder, private_database
 from memoryd.labels import DataClass
-from memoryd.relevance import CLOSE, OPEN, fold, tokens
+from memoryd.relevance import CLOSE, OPEN, fold, stems
+from memoryd.stems import stem
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -75,6 +76,35 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             last_start INTEGER NOT NULL,
             last_digest TEXT NOT NULL
         );
+        """,
+    ),
+    (
+        "word forms: the full-text index stems every token (porter), the terms are stems",
+        # FTS5 re-reads every item's text (`rebuild`); its own counts of the rows holding each
+        # stem (fts5vocab) become the document counts, so nothing here needs Python.
+        """
+        DROP TRIGGER items_ai;
+        DROP TRIGGER items_ad;
+        DROP TABLE items_fts;
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            text, content='items', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO items_fts(items_fts) VALUES ('rebuild');
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
+            UPDATE counts SET value = value + 1 WHERE name = 'items';
+            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
+        END;
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            UPDATE counts SET value = value - 1 WHERE name = 'items';
+            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
+        END;
+        CREATE VIRTUAL TABLE temp.items_vocab USING fts5vocab(main, items_fts, row);
+        DELETE FROM terms;
+        INSERT INTO terms SELECT term, doc FROM temp.items_vocab;
+        DROP TABLE temp.items_vocab;
         """,
     ),
 )
@@ -214,7 +244,7 @@ class Index:
             # The marks of `highlight()` never stand in an item's text (they are control
             # characters, which an item shows as spaces anyway).
             text = i.text.translate(_NO_MARKS)
-            found = tokens(text)
+            found = stems(text)
             documents.update(set(found))
             rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, text, len(found)))
         self.conn.executemany(
@@ -236,7 +266,7 @@ class Index:
         # A session named `dropped` must not take the dropped entries (`dropped:<id>:<n>`).
         turns = "key >= ? AND key < ? AND kind != 'dropped'"
         for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {turns}", span):
-            documents.update(set(tokens(text)))
+            documents.update(set(stems(text)))
         self.conn.executemany(
             "UPDATE terms SET documents = documents - ? WHERE term = ?",
             ((count, term) for term, count in documents.items()),
@@ -304,6 +334,18 @@ class Index:
                 ).fetchall()
         return [row[0] for row in rows]
 
+    def by_keys(self, keys: list[str]) -> list[Hit]:
+        """The items with these keys (those the index has)."""
+        if not keys:
+            return []
+        with _translated(self.path):
+            rows = self.conn.execute(
+                "SELECT id, key, tag, class, kind, who, at, text FROM items "
+                f"WHERE key IN ({', '.join('?' * len(keys))})",
+                keys,
+            ).fetchall()
+        return [Hit(row[0], Item(*row[1:])) for row in rows]
+
     def hits(self, ids: list[int]) -> list[Hit]:
         """The items with these row ids."""
         with _translated(self.path):
@@ -332,7 +374,7 @@ class Index:
 
     def documents(self, terms: Iterable[str]) -> dict[str, int]:
         """How many items hold each term (0 when none does)."""
-        folded = {term: fold(term) for term in terms}
+        folded = {term: stem(fold(term)) for term in terms}
         with _translated(self.path):
             found = dict(
                 self.conn.execute(
@@ -381,7 +423,7 @@ class Index:
         where = "key >= ? AND key < ? AND kind = 'dropped'"
         documents: Counter[str] = Counter()
         for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {where}", span):
-            documents.update(set(tokens(text)))
+            documents.update(set(stems(text)))
         self.conn.executemany(
             "UPDATE terms SET documents = documents - ? WHERE term = ?",
             ((count, term) for term, count in documents.items()),

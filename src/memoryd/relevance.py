@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
+
+from memoryd.stems import stem
 
 K1 = 1.2
 B = 0.75
@@ -40,6 +43,11 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(fold(text))
 
 
+def stems(text: str) -> list[str]:
+    """The terms FTS5 indexes for `text`: its tokens' stems, in order (`porter`)."""
+    return [stem(token) for token in tokens(text)]
+
+
 def idf(documents: int, items: int) -> float:
     """FTS5's idf of a term held by `documents` of `items` rows (never below 1e-6)."""
     value = math.log((items - documents + 0.5) / (documents + 0.5))
@@ -47,20 +55,22 @@ def idf(documents: int, items: int) -> float:
 
 
 def marked(text: str, weights: dict[str, float]) -> dict[str, int]:
-    """How many times each weighed term stands in a text FTS5's `highlight()` marked.
+    """How many times each weighed term (a stem) stands in a text FTS5's `highlight()` marked.
 
     The marked spans are the instances of the expression's terms; a span may hold several
     adjacent terms, so each is tokenized.
     """
     counts: dict[str, int] = {}
     for span in _MARK.findall(text):
-        for token in tokens(span):
-            if token in weights:
-                counts[token] = counts.get(token, 0) + 1
+        for term in stems(span):
+            if term in weights:
+                counts[term] = counts.get(term, 0) + 1
     return counts
 
 
-def bm25(counts: dict[str, int], length: int, weights: dict[str, float], average: float) -> float:
+def bm25(
+    counts: Mapping[str, float], length: int, weights: dict[str, float], average: float
+) -> float:
     """The bm25 score of a row holding each term `counts[term]` times in `length` tokens.
 
     `weights` holds each term's idf; higher is better (FTS5 reports the same number negated).

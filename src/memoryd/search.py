@@ -23,13 +23,20 @@ from dataclasses import dataclass
 
 from memoryd.index import Classes, Hit, Index
 from memoryd.labels import DataClass
-from memoryd.relevance import bm25, fold, idf, marked, tokens
+from memoryd.ranking import Query, Scored, neighbours, ranked, score
+from memoryd.relevance import bm25, idf, marked, tokens
+from memoryd.stopwords import content
 
 COMMON_SHARE = 0.01
 """A term held by more than this share of the items is common (and by more than the floor)."""
 
 COMMON_FLOOR = 1_000
 """A term held by fewer items than this is never common: reading its rows costs little."""
+
+POOL_PER_K = 4
+POOL_MIN = 40
+"""The candidates ranked: the best `max(4 k, 40)` of each part, so that neighbours, the words
+as written and duplicates can reorder what FTS5 ranked first."""
 
 
 @dataclass(frozen=True)
@@ -110,32 +117,38 @@ def search(
     floor: int = COMMON_FLOOR,
     costs: Costs = COSTS,
 ) -> list[Hit]:
-    """The at most `k` best items for the terms: every-term items first, then some-term items;
-    with `highest`, only items of that class or a lower one."""
+    """The at most `k` best items for the terms (`ranking`): every-term items first, then, with
+    three terms or more, all-but-one items, then some-term items; with `highest`, only items of
+    that class or a lower one."""
     allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
     classes = None if len(allowed) == len(DataClass) else allowed
-    if len(found) == 1:
-        return index.search(every(found), k, classes)
-    folded = list(dict.fromkeys(fold(term) for term in found))
+    # The index's own tokens: a term Python splits differently (`x²`) becomes what FTS5 sees.
+    words = content(list(dict.fromkeys(t for term in found for t in tokens(term))))
+    if not words:
+        return []
+    query = Query.of(words)
+    unique = query.words
     items, tokens_held = index.counts()
-    documents = index.documents(folded)
-    if any(tokens(term) != [term] for term in folded):
-        # A character the tokenizer splits on and Python does not: let FTS5 rank this part too.
-        hits = index.search(every(found), k, classes)
+    documents = index.documents(unique)
+    average = tokens_held / items if items else 0.0
+    idf_of = {s: idf(documents[word], items) for s, word in zip(query.stems, unique, strict=True)}
+    pool = max(k * POOL_PER_K, POOL_MIN)
+    if len(unique) == 1:
+        candidates = index.search(some(unique), pool, classes)
     else:
-        weights = Weights(
-            {term: idf(documents[term], items) for term in folded},
-            tokens_held / items if items else 0.0,
-        )
+        weights = Weights(idf_of, average)
         budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
-        hits = every_term(index, folded, weights, budget, k, classes)
-    if len(hits) < k:
-        # FTS5 ranks the second part: its terms are not common, so counting their rows is
-        # cheap, and it scores each row faster than reading it here would.
+        candidates = every_term(index, unique, weights, budget, pool, classes)
+        seen = {hit.id for hit in candidates}
         kept = rarer(documents, items, floor=floor)
-        seen = {hit.id for hit in hits}
-        hits += _ranked_by_fts5(index, some(kept), k - len(hits), seen, classes)
-    return hits
+        candidates += _ranked_by_fts5(index, some(kept), pool, seen, classes)
+    scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
+    around = {
+        hit.item.key: score(hit.item.text, query, idf_of, average)[1]
+        for hit in index.by_keys([key for c in candidates for key in neighbours(c.item.key)])
+    }
+    around.update((c.hit.item.key, c.score) for c in scored)
+    return ranked(scored, around, len(query.stems), k)
 
 
 def every_term(

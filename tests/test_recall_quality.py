@@ -1,0 +1,181 @@
+"""Recall that finds what a person means: word forms, function words, the conversation around
+a message, each text once, one word wrong; and the index's move to stems."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from logs import AT, turn, write_log
+from memoryd import index as index_module
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
+from memoryd.recall import recall
+from memoryd.relevance import stems, tokens
+from memoryd.search import search, terms
+from memoryd.stems import stem
+
+NAMES = Names("boxmaker", "kyle")
+NOW = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def keys(index: Index, query: str, k: int = 5) -> list[str]:
+    return [hit.item.key for hit in search(index, terms(query), k)]
+
+
+def indexed(home: Home, index: Index) -> Index:
+    catch_up(index, home.sessions, NAMES)
+    return index
+
+
+def test_python_stems_equal_fts5s_on_a_large_random_vocabulary() -> None:
+    rng = random.Random(5)
+    letters = "aeiouybcdlmnrstgzxwhkp" + "eiy" * 3 + "é"
+    suffixes = [
+        "ational",
+        "ization",
+        "iveness",
+        "fulness",
+        "ing",
+        "ed",
+        "eed",
+        "ies",
+        "sses",
+        "s",
+        "y",
+        "e",
+        "ll",
+        "ate",
+        "ment",
+        "ent",
+        "ion",
+        "ous",
+        "ive",
+        "ize",
+        "bl",
+        "at",
+    ]
+    words = {"".join(rng.choices(letters, k=rng.randint(1, 12))) for _ in range(15_000)}
+    words |= {
+        "".join(rng.choices(letters, k=rng.randint(0, 6))) + rng.choice(suffixes)
+        for _ in range(15_000)
+    }
+    words |= {"a" * 64 + "ing", "aing", "eed", "ies", "xes"}
+    listed = sorted(w for w in words if len(tokens(w)) == 1)
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')")
+    conn.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", enumerate(listed, 1))
+    fts5 = dict(conn.execute("SELECT doc, term FROM v"))
+    differ = [w for n, w in enumerate(listed, 1) if fts5[n] != stem(tokens(w)[0])]
+    assert differ == []
+    assert len(listed) > 20_000
+
+
+def test_a_word_finds_its_other_forms(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("I travel to Tokyo every spring", "nice"))
+    write_log(home, "s2", turn("she travels light", "ok"))
+    write_log(home, "s3", turn("my cat is named Miso", "cute"))
+    indexed(home, index)
+    assert set(keys(index, "travelled")) == {"s1:1:user", "s2:1:user"}
+    assert keys(index, "name") == ["s3:1:user"]
+
+
+def test_the_word_as_written_ranks_above_its_other_forms(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("we travel there", "a"))
+    write_log(home, "s2", turn("we travelled there", "b"))
+    indexed(home, index)
+    assert keys(index, "travelled")[0] == "s2:1:user"
+    assert keys(index, "travel")[0] == "s1:1:user"
+
+
+def test_function_words_are_never_the_only_reason_an_item_is_shown(
+    home: Home, index: Index
+) -> None:
+    write_log(home, "s1", turn("I just started a company", "Nice! What kind of startup is it?"))
+    indexed(home, index)
+    answer = recall(index, "What is the user's salary?", 5, None, NOW, home.recalls)
+    assert answer.text.startswith("(no matches")
+
+
+def test_function_words_are_not_required_by_the_every_term_part(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("Calvin flew to Tokyo in May", "fun"))
+    write_log(home, "s2", turn("when did you go", "did it"))
+    indexed(home, index)
+    assert keys(index, "When did Calvin first travel to Tokyo?")[0] == "s1:1:user"
+
+
+def test_a_query_of_function_words_only_still_searches_them(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("to be or not to be", "that is the question"))
+    indexed(home, index)
+    assert "s1:1:user" in keys(index, "to be")
+
+
+def test_a_neighbour_lifts_a_message(home: Home, index: Index) -> None:
+    # Both user messages hold `boat` alike; only the first's reply speaks of the harbour.
+    # The lifted one is indexed last, so that a tie would put it second.
+    write_log(home, "s1", turn("the boat ride", "fine"))
+    indexed(home, index)
+    write_log(home, "s2", turn("the boat trip", "it left the harbour at dawn"))
+    indexed(home, index)
+    found = keys(index, "boat harbour", k=3)
+    assert found.index("s2:1:user") < found.index("s1:1:user")
+
+
+def test_the_same_text_from_the_same_speaker_is_shown_once(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("the walrus sleeps", "a"))
+    write_log(home, "s2", turn("the walrus sleeps", "b"))
+    write_log(home, "s3", turn("the walrus sleeps", "c", speaker="ann"))
+    indexed(home, index)
+    assert keys(index, "walrus") == ["s1:1:user", "s3:1:user"]
+
+
+def test_an_item_with_one_query_word_missing_comes_before_one_word_matches(
+    home: Home, index: Index
+) -> None:
+    for n in range(6):
+        write_log(home, f"d{n}", turn("harbour harbour harbour", "-"))
+    write_log(home, "target", turn("the blue kayak is moored by the old mill", "-"))
+    for n in range(30):
+        write_log(home, f"f{n}", turn(f"filler blue kayak mill words {n}", "-"))
+    indexed(home, index)
+    assert keys(index, "blue kayak mill harbour", k=1) != []
+    top = keys(index, "old kayak mill harbour", k=3)
+    assert top[0] == "target:1:user"
+
+
+def test_the_old_index_moves_to_stems_on_open(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MIGRATIONS", index_module.MIGRATIONS[:2])
+    write_log(home, "s1", turn("I travelled to Lisbon", "Lisbon is lovely"))
+    with Index(home.index) as old:
+        catch_up(old, home.sessions, NAMES)
+        # What an index before stems kept: a count for each token as written.
+        old.conn.execute("DELETE FROM terms")
+        old.conn.execute("INSERT INTO terms VALUES ('travelled', 1), ('lisbon', 2)")
+    monkeypatch.undo()
+    with Index(home.index) as opened:
+        counted = dict(opened.conn.execute("SELECT term, documents FROM terms").fetchall())
+        assert counted == {s: 1 for s in stems("I travelled to Lisbon")} | {
+            s: 1 for s in stems("Lisbon is lovely")
+        } | {"lisbon": 2}
+        assert [h.item.key for h in search(opened, ["travel"], 5)] == ["s1:1:user"]
+
+
+def test_an_item_text_is_as_written(home: Home, index: Index, tmp_path: Path) -> None:
+    write_log(
+        home,
+        "s1",
+        [
+            {"type": "user", "text": "Travelled!", "at": AT},
+            {"type": "final", "text": "ok", "at": AT},
+        ],
+    )
+    indexed(home, index)
+    assert recall(index, "travel", 5, None, NOW, home.recalls).text.endswith("  Travelled!")
