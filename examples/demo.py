@@ -60,7 +60,7 @@ def main() -> int:
     args = parser.parse_args()
     home = fresh(Path(args.home or HERE.parent / ".demo-home").absolute())
     root = home.root
-    print(f"The demo home is {root} (built afresh; $MEMORYD_HOME is not used)")
+    print(f"The demo home is {root} (built afresh; $MEMORYD_HOME is not used)", flush=True)
     for session in sorted((HERE / "sessions").iterdir()):
         shutil.copytree(session, home.sessions / session.name)
     home.config.write_text('agent = "boxmaker"\nowner = "kyle"\n')
