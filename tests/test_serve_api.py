@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
-from logs import turn, write_log
+from logs import AT, turn, write_log
 from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
@@ -43,6 +43,13 @@ def api(home: Home) -> Iterator[TestClient]:
     """The daemon's app over the test's home."""
     with serving(home) as client:
         yield client
+
+
+def post(api: TestClient, path: str, body: Any) -> Any:
+    """POST `body` as JSON as any client may write it: `\\ud800` escapes a lone surrogate,
+    `NaN` a float that is not a number (httpx refuses to send either)."""
+    content = json.dumps(body).encode()
+    return api.post(path, content=content, headers={"content-type": "application/json"})
 
 
 def error_of(response: Any) -> tuple[int, str]:
@@ -86,6 +93,7 @@ def test_every_refusal_is_json_with_the_status_that_fits(home: Home, api: TestCl
             (422, "invalid"),
         ),
         (api.get("/v1/nothing-here"), (404, "not_found")),
+        (api.post("/v1/recall", content=b'{"query": ' + b"[" * 100_000), (400, "bad_json")),
     ]
     for response, expected in cases:
         assert error_of(response) == expected, response.text
@@ -95,6 +103,27 @@ def test_a_body_over_one_mebibyte_is_413_before_it_is_parsed(api: TestClient) ->
     big = json.dumps({"query": "a" * BODY_MAX}).encode()
     assert error_of(api.post("/v1/recall", content=big)) == (413, "too_large")
     assert api.post("/v1/recall", json={"query": "fits"}).status_code == 200
+
+
+def test_a_bug_in_a_route_is_the_json_500_with_only_a_trace_id(
+    home: Home, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = Service.open(home)
+
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(service, "status", broken)
+    with TestClient(Guard(create_app(service))) as api:
+        response = api.get("/v1/status")
+        assert api.get("/v1/health").json() == {"ok": True}
+    service.close()
+    assert response.headers["content-type"] == "application/json"
+    assert error_of(response) == (500, "internal")
+    assert "secret internals" not in response.text
+    trace = response.json()["error"]["message"].rsplit(" ", 1)[1]
+    assert trace in caplog.text and "secret internals" in caplog.text
+    assert caplog.text.count("500 (trace") == 1, caplog.text
 
 
 def test_a_bug_is_500_with_only_a_trace_id(caplog: pytest.LogCaptureFixture) -> None:
@@ -176,18 +205,25 @@ def test_the_typed_client_gives_answers_and_refusals(home: Home, api: TestClient
 
 
 def test_a_client_without_a_daemon_says_to_start_one(home: Home) -> None:
-    with Client.unix(home) as client, pytest.raises(DaemonError) as unreachable:
-        client.health()
+    with Client.unix(home) as client:
+        assert client.health() is False
+        with pytest.raises(DaemonError) as unreachable:
+            client.recall("boat", 1, None)
     assert unreachable.value.status == 0
     assert "memoryd serve" in str(unreachable.value)
 
+
+_TEXT = st.text(max_size=40) | st.text(
+    st.characters(categories=["Cs"]) | st.characters(), min_size=1, max_size=8
+)
+"""Text, some of it with lone surrogates (JSON can escape one: `"\\ud800"`)."""
 
 _JSON = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=40),
+    | _TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
     max_leaves=12,
 )
@@ -201,7 +237,10 @@ _FIELDS = st.fixed_dictionaries(
         "file": st.sampled_from(["notes.md", "self.md", "../x.md"]) | _JSON,
         "text": _JSON | st.text(max_size=600),
         "old": _JSON,
-        "records": st.lists(st.dictionaries(st.sampled_from(["type", "text", "at"]), _JSON)),
+        "records": st.lists(
+            st.dictionaries(st.sampled_from(["type", "text", "at"]) | _TEXT, _JSON)
+            | st.fixed_dictionaries({"type": st.sampled_from(["user", "final", "usr", "x-a"])})
+        ),
     },
 )
 
@@ -224,7 +263,7 @@ def test_no_body_a_client_sends_gets_a_500(
     elif raw is not None:
         response = api.post(path, content=raw)
     else:
-        response = api.post(path, json=body)
+        response = post(api, path, body)
     assert response.status_code < 500, response.text
     if response.status_code >= 400:
         error_of(response)
@@ -445,3 +484,90 @@ def test_the_typed_client_over_a_real_daemon_passes_the_session_to_recall(home: 
     finally:
         assert running.stop() == 0
     assert json.loads((home.memory / "journal.jsonl").read_text())["by"] == "owner"
+
+
+SURROGATE = "\ud800"
+
+
+def _unchanged(home: Home) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(home.sessions.rglob("*.jsonl"))}
+
+
+def test_a_batch_with_one_bad_record_writes_nothing(home: Home, api: TestClient) -> None:
+    write_log(home, "s1", turn("the first", "a"))
+    before = _unchanged(home)
+    good = turn("the second", "b")
+    bad_records: list[dict[str, Any]] = [
+        {"type": "user", "text": f"half {SURROGATE} an emoji", "at": AT},
+        {"type": "user", "text": "x", "at": AT, f"k{SURROGATE}": 1},
+        {"type": SURROGATE, "text": "x"},
+        {"type": "final", "text": "x", "at": AT, "args": [{"deep": SURROGATE}]},
+        {"type": "usr", "text": "x", "at": AT},
+        {"type": "TOOL_RESULT", "name": "web", "text": "x"},
+        {"type": "user", "text": "x"},
+        {"type": "user", "text": "x", "at": AT, "n": float("nan")},
+        {"type": "x-", "text": "x"},
+    ]
+    for bad in bad_records:
+        for session in ("s1", "new"):
+            for records in ([*good, bad], [good[0], {"type": "compaction", "summary": "s"}, bad]):
+                refused = post(api, f"/v1/sessions/{session}/records", {"records": records})
+                assert error_of(refused) == (422, "bad_record"), (bad, refused.text)
+                assert refused.json()["error"]["message"].startswith(f"record {len(records)}: ")
+                assert _unchanged(home) == before, bad
+    assert not (home.sessions / "new").exists()
+    assert api.get("/v1/status").json()["damaged"] == {}
+
+
+def test_a_lone_surrogate_is_422_wherever_it_is_sent(home: Home, api: TestClient) -> None:
+    edit = {"op": "add", "file": "notes.md", "text": "x", "as": "owner"}
+    for path, body in [
+        ("/v1/recall", {"query": "boat", "session": SURROGATE}),
+        ("/v1/recall", {"query": f"boat {SURROGATE}"}),
+        ("/v1/recall", {"query": "boat", SURROGATE: 1}),
+        ("/v1/memory", {**edit, "file": SURROGATE}),
+        ("/v1/memory", {**edit, "session": SURROGATE, "as": None}),
+        ("/v1/memory", {**edit, SURROGATE: 1}),
+        ("/v1/sessions/s1/records", {"records": [{"type": "user", "text": SURROGATE}]}),
+        ("/v1/sessions/s1/records", {"records": [{SURROGATE: "user"}]}),
+    ]:
+        refused = post(api, path, body)
+        status, _ = error_of(refused)
+        assert status == 422, (body, refused.text)
+        assert "surrogate" in refused.json()["error"]["message"], refused.text
+    assert _unchanged(home) == {} and _journal(home) == []
+
+
+def test_an_unknown_record_type_is_refused_and_an_x_type_is_stored_and_ignored(
+    home: Home, api: TestClient
+) -> None:
+    refused = api.post("/v1/sessions/s1/records", json={"records": [{"type": "usr", "text": "hi"}]})
+    assert error_of(refused) == (422, "bad_record")
+    message = refused.json()["error"]["message"]
+    assert "usr" not in message
+    for kind in ("session", "user", "assistant", "tool_call", "tool_result", "final", "compaction"):
+        assert kind in message
+    assert '"x-"' in message
+    thinking = {"type": "x-thinking", "text": "the owner asked about the kelp forest"}
+    records = [turn("the kelp forest", "tall")[0], thinking, turn("", "tall")[1]]
+    assert api.post("/v1/sessions/s1/records", json={"records": records}).json() == {"appended": 3}
+    lines = (home.sessions / "s1" / "0.jsonl").read_text().splitlines()
+    assert json.loads(lines[1]) == thinking
+    status = api.get("/v1/status").json()
+    assert (status["turns"], status["damaged"]) == (1, {})
+    recalled = api.post("/v1/recall", json={"query": "kelp"}).json()["text"]
+    assert recalled.count("[") == 1 and "asked about" not in recalled
+    # Ignored, but not for taint: a record of any type that says it is untrusted taints.
+    fetched = {"type": "x-fetch", "text": "a page", "untrusted": True}
+    assert api.post("/v1/sessions/s2/records", json={"records": [fetched]}).status_code == 200
+    edit = {"op": "add", "file": "notes.md", "text": "from the page", "session": "s2"}
+    assert error_of(api.post("/v1/memory", json=edit)) == (409, "edit_refused")
+
+
+def test_a_refusal_names_the_field_even_one_called_query(api: TestClient) -> None:
+    for body, field in [({}, "query"), ({"query": "x", "k": "many"}, "k")]:
+        refused = api.post("/v1/recall", json=body)
+        assert error_of(refused) == (422, "invalid")
+        assert refused.json()["error"]["message"].startswith(f"{field}: "), refused.text
+    refused = api.get("/v1/block", params={"session": "a b"})
+    assert refused.json()["error"]["message"].startswith("session: "), refused.text

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import tempfile
+from importlib.metadata import version
 from typing import Any
 
 import anyio
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from logs import turn, write_log
 from memoryd.home import Home
+from memoryd.serve.tools import tools
 
 
 def _text(content: list[Any]) -> str:
@@ -112,7 +117,7 @@ def test_mcp_goes_through_a_running_daemon(home: Home) -> None:
 
 def test_mcp_refuses_a_bad_session_id_at_start(home: Home) -> None:
     key = "glpat-" + "Abcdefghij0123456789xyz"
-    for bad in (key, "two words", "../up"):
+    for bad in (key, "two words", "../up", "bad/../id", ".hidden", "x" * 101):
         params = _mcp(home, "--session", bad)
         done = subprocess.run(
             [params.command, *params.args],
@@ -146,3 +151,129 @@ def test_mcp_recall_for_a_public_session_shows_nothing_above_public(home: Home) 
     assert "private words" not in found["pub"] and "secret words" not in found["pub"]
     assert "private words" in found["priv"] and "secret words" not in found["priv"]
     assert "secret words" in found["sec"]
+
+
+KEY = "glpat-" + "Abcdefghij0123456789xyz"
+CANARY = "zebra hunter2 canary"
+"""A value in no secret format: only not echoing it keeps it out of an answer."""
+
+
+def _served(home: Home, client: Any, *args: str) -> str:
+    """Run `client(session)` against `memoryd mcp` on `home`; the server's stderr."""
+    with tempfile.TemporaryFile("w+") as errlog:
+
+        async def session() -> None:
+            params = _mcp(home, *args)
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                await client(s)
+
+        anyio.run(session)
+        errlog.seek(0)
+        return errlog.read()
+
+
+def test_mcp_serves_exactly_the_tools_of_the_api_and_memoryds_version(home: Home) -> None:
+    found: dict[str, Any] = {}
+
+    async def client(s: ClientSession) -> None:
+        found["info"] = s.server_info
+        listed = (await s.list_tools()).tools
+        found["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in listed
+        ]
+
+    _served(home, client)
+    assert found["tools"] == tools()
+    assert found["info"] is not None
+    assert (found["info"].name, found["info"].version) == ("memoryd", version("memoryd"))
+
+
+def test_mcp_refuses_bad_arguments_as_the_api_does_without_an_echo(home: Home) -> None:
+    memory = {"op": "add", "file": "notes.md", "text": "a fact"}
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("recall", {}, "query: missing"),
+        ("recall", {"query": ""}, "query: must not be empty"),
+        ("recall", {"query": CANARY * 30}, "query: at most 500 characters"),
+        ("recall", {"query": "boat", "k": 0}, "k: must be an integer from 1 to 20"),
+        ("recall", {"query": "boat", "k": 21}, "k: must be an integer from 1 to 20"),
+        ("recall", {"query": "boat", "k": KEY}, "k: must be an integer from 1 to 20"),
+        ("recall", {"query": "boat", "k": True}, "k: must be an integer from 1 to 20"),
+        ("recall", {"query": "boat", "k": 2.5}, "k: must be an integer from 1 to 20"),
+        ("recall", {"query": [KEY, CANARY]}, "query: must be a string"),
+        ("recall", {"query": "boat", KEY: CANARY}, "an unknown argument"),
+        ("recall", {"query": "boat", "session": "other"}, "an unknown argument"),
+        ("memory", {**memory, "op": KEY}, "op: must be one of add, replace, remove"),
+        ("memory", {**memory, "op": CANARY}, "op: must be one of add, replace, remove"),
+        ("memory", {**memory, "text": CANARY * 30}, "text: at most 500 characters"),
+        ("memory", {**memory, "file": {"name": KEY}}, "file: must be a string"),
+        ("memory", {"op": "add"}, "file: missing"),
+        ("memory", {**memory, "session": "other"}, "an unknown argument"),
+        ("memory", {**memory, "as": "owner"}, "an unknown argument"),
+        ("forget", {"query": KEY}, "no such tool"),
+    ]
+    found: list[tuple[bool, str]] = []
+
+    async def client(s: ClientSession) -> None:
+        for name, arguments, _ in cases:
+            done = await s.call_tool(name, arguments)
+            found.append((done.is_error, _text(done.content)))
+
+    stderr = _served(home, client)
+    for (name, arguments, expected), (is_error, text) in zip(cases, found, strict=True):
+        assert is_error, (name, arguments, text)
+        assert expected in text, (name, arguments, text)
+        assert "pydantic" not in text and "http" not in text, text
+        assert KEY[6:] not in text and "hunter2" not in text, text
+        assert KEY[6:] not in stderr and "hunter2" not in stderr
+    assert "Traceback" not in stderr, stderr
+    assert not (home.memory / "journal.jsonl").exists()
+
+
+def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(home: Home) -> None:
+    found: dict[str, str] = {}
+
+    async def refused(name: str, call: Any) -> None:
+        try:
+            await call
+        except MCPError as e:
+            found[name] = e.error.message
+        else:
+            found[name] = "(answered)"
+
+    async def client(s: ClientSession) -> None:
+        await refused("arguments", s.get_prompt("memory_block", {KEY: CANARY}))
+        await refused("prompt", s.get_prompt(CANARY))
+        await refused("resource", s.read_resource(f"memory://{CANARY.replace(' ', '')}"))
+        prompt = await s.get_prompt("memory_block", {})
+        found["prompt ok"] = str(prompt.messages[0].content)
+
+    stderr = _served(home, client)
+    assert "takes no arguments" in found["arguments"]
+    assert "memory_block" in found["prompt"] and "no such prompt" in found["prompt"]
+    assert "memory://block" in found["resource"] and "no such resource" in found["resource"]
+    for message in found.values():
+        assert "hunter2" not in message and KEY[6:] not in message
+    assert "Your memory" in found["prompt ok"]
+    assert "Traceback" not in stderr, stderr
+    assert "hunter2" not in stderr and KEY[6:] not in stderr
+
+
+def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home) -> None:
+    # A daemon killed leaves its socket file: nothing listens, so the home is used directly.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(str(home.root / "memoryd.sock"))
+    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
+    found: dict[str, Any] = {}
+
+    async def client(s: ClientSession) -> None:
+        recalled = await s.call_tool("recall", {"query": "ferry"})
+        found["recall"] = (recalled.is_error, _text(recalled.content))
+
+    _served(home, client)
+    assert found["recall"][0] is False, found
+    assert found["recall"][1].endswith("the ferry leaves at nine")

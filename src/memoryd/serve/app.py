@@ -1,13 +1,15 @@
 """The HTTP/JSON API of the daemon (`/v1/...`): a thin edge over `Service`.
 
 Errors are `{"error": {"code", "message"}}`. memoryd's error tree is mapped to a status here and
-nowhere else. Two ASGI wrappers stand outside FastAPI: one refuses a body over 1 MiB (413)
-before any of it is parsed, and one answers 500 with only a trace id when a bug escapes, so
-nothing a client sends shows it a traceback.
+nowhere else. A bug escaping a route is answered 500 with only a trace id, in that same JSON
+(never Starlette's plain text), so nothing a client sends shows it a traceback. The ASGI wrapper
+outside FastAPI refuses a body over 1 MiB (413) before any of it is parsed, a missing token
+(401), and answers the same 500 for a bug outside the routes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -172,13 +174,23 @@ def create_app(service: Service) -> FastAPI:
         status, code = status_of(e)
         return error(status, code, str(e))
 
+    @app.exception_handler(Exception)
+    async def bug(request: Request, e: Exception) -> JSONResponse:
+        # Starlette answers an escaped exception in plain text, then raises it on: the answer
+        # is the API's JSON here, and the wrapper outside knows it is logged already.
+        trace = _logged(request.scope, e)
+        return error(500, "internal", f"a bug in memoryd; trace id {trace}")
+
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, RequestValidationError)
         found = e.errors()
         if any(p.get("type") == "json_invalid" for p in found):
             return error(400, "bad_json", "the body is not valid JSON: send one JSON object")
-        if any(tuple(p.get("loc", ())) == ("body",) for p in found):
+        if any(
+            tuple(p.get("loc", ())) == ("body",) and p.get("type") != "string_unicode"
+            for p in found
+        ):
             return error(
                 400,
                 "bad_body",
@@ -190,6 +202,9 @@ def create_app(service: Service) -> FastAPI:
     @app.exception_handler(HTTPException)
     async def http(_: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, HTTPException)
+        if e.status_code == 400 and e.detail == _UNPARSED:
+            # FastAPI's own words when the JSON parser gives up (nested too deep).
+            return error(400, "bad_json", "the body cannot be read as JSON: send one JSON object")
         code = "not_found" if e.status_code == 404 else f"http_{e.status_code}"
         return error(e.status_code, code, str(e.detail))
 
@@ -255,15 +270,26 @@ def create_app(service: Service) -> FastAPI:
     return app
 
 
+NOT_TEXT = (
+    "a lone surrogate escape (such as \\ud800) is not text: send UTF-8 text (a whole "
+    "character, not half of one)"
+)
+_UNPARSED = "There was an error parsing the body"
+
+
 def problem_of(problem: Any) -> str:
     """One validation problem, in words that hold nothing the client sent: the field named
     only when it is one the API has, pydantic's message (which names rules, not values)
     with any secret removed, and the session id rule spelled out."""
-    loc = [p for p in problem.get("loc", ()) if p not in ("body", "query", "path")]
+    loc = list(problem.get("loc", ()))
+    if loc and loc[0] in ("body", "query", "path"):
+        loc = loc[1:]  # where it was sent; a field may be named `query` too
     where = ".".join(str(p) if isinstance(p, int) or p in _NAMES else "?" for p in loc)
     kind = problem.get("type")
     if kind == "extra_forbidden":
         return "an unknown field: send only the fields the API names"
+    if kind == "string_unicode":
+        return f"{where or 'body'}: {NOT_TEXT}"
     if kind in ("string_pattern_mismatch", "value_error") and loc and loc[-1] == "session":
         return f"{where}: {SESSION_RULE}"
     message = redact(str(problem.get("msg", "invalid")))
@@ -313,9 +339,10 @@ class Guard:
 
         try:
             await self.app(scope, replay, sending)
-        except Exception:
-            trace = uuid.uuid4().hex[:12]
-            log.exception("500 (trace %s): %s %s", trace, *_what(scope))
+        except Exception as e:
+            if getattr(e, _TRACE, None) is not None:
+                return  # answered and logged by the app's own handler
+            trace = _logged(scope, e)
             if not started:
                 await _answer(send, 500, "internal", f"a bug in memoryd; trace id {trace}")
 
@@ -334,6 +361,19 @@ _UNAUTHORISED = (
     "a missing or wrong token: send `Authorization: Bearer <token>` with the token from "
     "$MEMORYD_TOKEN or <home>/token"
 )
+
+
+_TRACE = "memoryd_trace"
+
+
+def _logged(scope: Scope, e: Exception) -> str:
+    """Log a bug with its traceback under a new trace id, marked on the exception so it is
+    logged once; the trace id."""
+    trace = uuid.uuid4().hex[:12]
+    log.error("500 (trace %s): %s %s", trace, *_what(scope), exc_info=e)
+    with contextlib.suppress(AttributeError):  # one that takes none is logged twice at worst
+        setattr(e, _TRACE, trace)
+    return trace
 
 
 def _what(scope: Scope) -> tuple[str, str]:

@@ -1,5 +1,11 @@
 """`memoryd mcp`: the `recall` and `memory` tools and the memory block (a resource and a prompt)
-over stdio, with the official MCP SDK.
+over stdio, with the official MCP SDK's low-level server.
+
+The tools are listed with exactly the schemas `GET /v1/tools` serves (`tools.tools()`), and a
+call's arguments are checked against that same schema here, before any work: an unknown
+argument, a wrong type, a value out of range is refused with what is wrong and what to do, and
+never with the value (it may hold a secret). A refusal is a tool result marked as an error, so
+the model reads it and can try again; a bad prompt or resource request is a protocol error.
 
 It goes through the daemon when one serves the home, and works on the home directly otherwise
 (catching the index up before each recall, as the CLI does). The model's edits are made for one
@@ -8,28 +14,40 @@ session, `--session` (default `mcp`): its log's taint and class decide whether t
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Protocol
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from functools import partial
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from typing import Any, Protocol
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+import anyio.to_thread
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
-from memoryd.recall import K_DEFAULT, K_MAX, QUERY_MAX
 from memoryd.serve.client import Client
 from memoryd.serve.service import Edited, Labelled, Service
-from memoryd.serve.tools import MEMORY_DESCRIPTION, RECALL_DESCRIPTION, shown
+from memoryd.serve.tools import shown, tools
 
 BLOCK_URI = "memory://block"
+PROMPT = "memory_block"
 
 INSTRUCTIONS = (
     "memoryd is your long-term memory. Read the memory block (resource memory://block, or the "
     "prompt memory_block) at the start of a conversation; call `recall` to search past "
     "conversations; call `memory` to keep a lasting fact in your memory files."
 )
+
+log = logging.getLogger("memoryd.mcp")
 
 
 class Backend(Protocol):
@@ -68,49 +86,204 @@ class Direct:
         return self.service.edit(op, file, text, old, session)
 
 
-def build(backend: Backend, session: str) -> MCPServer:
-    """The MCP server over `backend`, the model's calls made for `session`."""
-    server: MCPServer = MCPServer("memoryd", instructions=INSTRUCTIONS)
+def version() -> str:
+    """memoryd's version, as the MCP handshake reports it."""
+    try:
+        return package_version("memoryd")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0"
 
-    @server.tool(name="recall", description=RECALL_DESCRIPTION, structured_output=False)
-    def recall(
-        query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX)],
-        k: Annotated[int, Field(ge=1, le=K_MAX)] = K_DEFAULT,
-    ) -> str:
-        try:
-            answer = backend.recall(query, k, session)
-        except MemorydError as e:
-            raise ToolError(str(e)) from None
+
+def build(backend: Backend, session: str) -> Server[Any]:
+    """The MCP server over `backend`, the model's calls made for `session`."""
+    schemas = {tool["name"]: tool for tool in tools()}
+    listed = [
+        types.Tool(
+            name=tool["name"], description=tool["description"], input_schema=tool["input_schema"]
+        )
+        for tool in schemas.values()
+    ]
+
+    def recall(arguments: dict[str, Any]) -> str:
+        schema = schemas["recall"]["input_schema"]["properties"]
+        k = arguments.get("k", schema["k"]["default"])
+        answer = backend.recall(arguments["query"], int(k), session)
         return shown(answer.text, answer.untrusted)
 
-    @server.tool(name="memory", description=MEMORY_DESCRIPTION, structured_output=False)
-    def memory(
-        op: Literal["add", "replace", "remove"], file: str, text: str = "", old: str = ""
-    ) -> str:
-        try:
-            done = backend.edit(Op(op), file, text, old, session)
-        except MemorydError as e:
-            raise ToolError(str(e)) from None
+    def memory(arguments: dict[str, Any]) -> str:
+        done = backend.edit(
+            Op(arguments["op"]),
+            arguments["file"],
+            arguments.get("text", ""),
+            arguments.get("old", ""),
+            session,
+        )
         return f"{done.op} {done.file} (journal line {done.line}); {done.usage}"
 
-    @server.resource(
-        BLOCK_URI,
-        name="memory_block",
-        description="Your memory files as the system prompt shows them.",
-        mime_type="text/markdown",
-    )
-    def block_resource() -> str:
-        return backend.block(session).text
+    calls: dict[str, Callable[[dict[str, Any]], str]] = {"recall": recall, "memory": memory}
 
-    @server.prompt(
-        name="memory_block", description="Your memory block, to start a conversation with."
-    )
-    def block_prompt() -> str:
-        return "Your memory (your memory files, kept across conversations):\n\n" + (
-            backend.block(session).text or "(empty)"
+    async def list_tools(
+        _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(
+        _: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = schemas.get(params.name)
+        if tool is None:
+            names = " and ".join(schemas)
+            return _result(f"no such tool: the tools are {names}", error=True)
+        arguments = dict(params.arguments or {})
+        problems = problems_of(arguments, tool["input_schema"])
+        if problems:
+            return _result(
+                "; ".join(problems) + ": call the tool again with the arguments its input "
+                "schema names",
+                error=True,
+            )
+        try:
+            text = await anyio.to_thread.run_sync(partial(calls[params.name], arguments))
+        except MemorydError as e:
+            return _result(str(e), error=True)
+        except Exception as e:  # a bug: the model is told only that, and its trace id
+            return _result(_bug(f"tool {params.name}", e), error=True)
+        return _result(text)
+
+    async def list_resources(
+        _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=BLOCK_URI,
+                    name=PROMPT,
+                    description="Your memory files as the system prompt shows them.",
+                    mime_type="text/markdown",
+                )
+            ]
         )
 
-    return server
+    async def read_resource(
+        _: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != BLOCK_URI:
+            raise MCPError(INVALID_PARAMS, f"no such resource: the one resource is {BLOCK_URI}")
+        text = await _block(backend, session)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=BLOCK_URI, text=text, mime_type="text/markdown")
+            ]
+        )
+
+    async def list_prompts(
+        _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=PROMPT,
+                    description="Your memory block, to start a conversation with.",
+                    arguments=[],
+                )
+            ]
+        )
+
+    async def get_prompt(
+        _: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != PROMPT:
+            raise MCPError(INVALID_PARAMS, f"no such prompt: the one prompt is {PROMPT}")
+        if params.arguments:
+            raise MCPError(INVALID_PARAMS, f"{PROMPT} takes no arguments: get it without any")
+        text = await _block(backend, session)
+        intro = "Your memory (your memory files, kept across conversations):\n\n"
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=intro + (text or "(empty)"))
+        )
+        return types.GetPromptResult(description="Your memory block.", messages=[message])
+
+    return Server(
+        "memoryd",
+        version=version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+def problems_of(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a tool call's arguments against its input schema (the keywords the
+    tools use: `properties`, `required`, `additionalProperties: false`, `type` string or
+    integer, `enum`, `minLength`, `maxLength`, `minimum`, `maximum`), each in words that name
+    the argument and the rule, never the value; empty when they are fine."""
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    problems = []
+    if schema.get("additionalProperties") is False and any(a not in properties for a in arguments):
+        # The unknown name is not echoed: it may be anything the model or a client sent.
+        problems.append(f"an unknown argument: send only {', '.join(properties)}")
+    for name in schema.get("required", ()):
+        if name not in arguments:
+            problems.append(f"{name}: missing, and it is required")
+    for name, rule in properties.items():
+        if name in arguments:
+            problem = _problem(arguments[name], rule)
+            if problem is not None:
+                problems.append(f"{name}: {problem}")
+    return problems
+
+
+def _problem(value: Any, rule: Mapping[str, Any]) -> str | None:
+    kind = rule.get("type")
+    if kind == "integer":
+        low, high = rule.get("minimum"), rule.get("maximum")
+        wanted = f"an integer from {low} to {high}" if low is not None else "an integer"
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole:
+            return f"must be {wanted}"
+        if (low is not None and value < low) or (high is not None and value > high):
+            return f"must be {wanted}"
+        return None
+    if kind == "string":
+        if not isinstance(value, str):
+            return "must be a string"
+        if "enum" in rule and value not in rule["enum"]:
+            return f"must be one of {', '.join(rule['enum'])}"
+        if len(value) < rule.get("minLength", 0):
+            n = rule["minLength"]
+            return "must not be empty" if n == 1 else f"at least {n} characters"
+        if "maxLength" in rule and len(value) > rule["maxLength"]:
+            return f"at most {rule['maxLength']} characters: shorten it"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate escape (such as \\ud800) is not text: send UTF-8 text"
+    return None
+
+
+def _result(text: str, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+async def _block(backend: Backend, session: str) -> str:
+    try:
+        found: Labelled = await anyio.to_thread.run_sync(partial(backend.block, session))
+    except MemorydError as e:
+        raise MCPError(INTERNAL_ERROR, str(e)) from None
+    except Exception as e:
+        raise MCPError(INTERNAL_ERROR, _bug("the memory block", e)) from None
+    return found.text
+
+
+def _bug(what: str, e: Exception) -> str:
+    """Log a bug with its traceback under a trace id; the message the client gets."""
+    trace = uuid.uuid4().hex[:12]
+    log.error("a bug (trace %s) in %s", trace, what, exc_info=e)
+    return f"a bug in memoryd; trace id {trace}"
 
 
 def backend(home: Home) -> Backend:
@@ -118,14 +291,20 @@ def backend(home: Home) -> Backend:
     if (home.root / "memoryd.sock").exists():
         client = Client.unix(home)
         try:
-            client.health()
-            return client
+            if client.health():
+                return client
         except DaemonError:
-            client.close()
+            pass
+        client.close()
     return Direct(Service.open(home))
 
 
 def run(home: Home, session: str) -> None:
     """Serve MCP over stdio until the client closes it."""
     server = build(backend(home), session)
-    anyio.run(server.run_stdio_async)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve)

@@ -198,28 +198,35 @@ class Service:
 
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
         """Append records to a session's log (a `compaction` starts the next epoch), then
-        index them; the number of lines written. Every record is checked before any is."""
+        index them; the number of lines written. The whole batch is checked, and every file
+        it goes to, before a byte is written: a refused batch leaves the log as it was."""
         if not is_session_id(session):
-            raise MemoryEditError(SESSION_RULE)
+            raise RecordError(SESSION_RULE)
         lines = [_line(n, record) for n, record in enumerate(records, start=1)]
         with self._appending:
             logs = epoch_logs(self.home.sessions, session)
             epoch = logs[-1][0] if logs else 0
-            for text, kind in lines:
-                if kind is Kind.COMPACTION and logs:
+            started = bool(logs)
+            batches: dict[int, list[bytes]] = {}
+            for data, kind in lines:
+                if kind is Kind.COMPACTION and started:
                     epoch += 1
-                path = self.home.sessions / session / f"{epoch}.jsonl"
+                batches.setdefault(epoch, []).append(data)
+                started = True
+            paths = {n: self.home.sessions / session / f"{n}.jsonl" for n in batches}
+            for path in paths.values():
+                if _mid_line(path):
+                    # Another writer is mid-line: appending would glue two records together.
+                    raise LockError(
+                        f"{path} ends in a partial line (another writer is mid-write): "
+                        "finish that line, then append again"
+                    )
+            for n, batch in batches.items():
+                path = paths[n]
                 make_folder(path.parent)
                 fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
                 with os.fdopen(fd, "ab") as f:
-                    if f.tell() and not _ends_with_newline(path):
-                        # Another writer is mid-line: appending would glue two records together.
-                        raise LockError(
-                            f"{path} ends in a partial line (another writer is mid-write): "
-                            "finish that line, then append again"
-                        )
-                    f.write(text.encode("utf-8") + b"\n")
-                logs = logs or [(epoch, path)]
+                    f.write(b"".join(batch))
         self.catch_up()
         return len(lines)
 
@@ -292,18 +299,57 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def _line(n: int, record: dict[str, Any]) -> tuple[str, Kind | None]:
-    text = json.dumps(record, ensure_ascii=False)
+KINDS = ", ".join(kind.value for kind in Kind)
+"""The record types memoryd reads, as a refusal names them."""
+
+
+def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
+    # The line as it will be written, checked as a reader will read it. A refusal names the
+    # record and the rule, never a value: the value may be anything a client sent.
+    try:
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise RecordError(
+            f"record {n}: a number is NaN or infinite, which JSON does not have: send a "
+            "finite number, or a string"
+        ) from None
+    try:
+        data = text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        raise RecordError(
+            f"record {n}: a string holds a lone surrogate escape (such as \\ud800), which is "
+            "not text: send UTF-8 text (a whole character, not half of one)"
+        ) from None
     try:
         parsed = parse_line(text)
     except ValueError as e:
         raise RecordError(
             f"record {n}: {e}: see the session log format in docs/integrate.md"
         ) from None
-    return text, parsed.kind if parsed is not None else None
+    if parsed.kind is None and not _own_type(parsed.data["type"]):
+        # Stored, it would be read and ignored: a typo (`usr`) would drop the turn unseen.
+        raise RecordError(
+            f'record {n}: an unknown "type": send one of {KINDS}, or a type of your own '
+            'starting with "x-" (stored, and ignored when read)'
+        )
+    return data, parsed.kind
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as f:
-        f.seek(-1, 2)
-        return f.read(1) == b"\n"
+def _own_type(name: str) -> bool:
+    """Whether a record type is one a loop made for itself: `x-` and a name."""
+    return name.startswith("x-") and len(name) > 2
+
+
+def _mid_line(path: Path) -> bool:
+    # Whether the file exists and ends in a partial line: checked for every file of a batch
+    # before any is written (a link or a foreign file is refused here too, as when writing).
+    try:
+        fd = open_private(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if not size:
+            return False
+        f.seek(size - 1)
+        return f.read(1) != b"\n"

@@ -45,8 +45,9 @@ op `add` adds `text` as a new entry. op `replace` replaces the one entry holding
 words quoted exactly from it) by `text`. op `remove` removes the one entry holding `old`. Each \
 file has a budget in characters (shown in the block's `## file (used/budget characters)` \
 lines) and an entry has at most 500 characters; an edit over budget, a duplicate, a secret \
-(password, API key) or a line starting like `[1] ` is refused whole with the reason, so \
-shorten or remove an entry and try again.
+(an API key, token or private key; a password or PIN given with its value, as in \
+`password: X` or `my password is X`) or a line starting like `[1] ` is refused whole with \
+the reason, so shorten or remove an entry and try again.
 
 The answer names the journal line of the edit and the file's usage after it. Edits are refused \
 in a conversation that has read untrusted content or that is public: then tell your owner \
