@@ -145,7 +145,9 @@ class Document:
 EMPTY = Document(None, (), ("",))
 
 # A run of lines each holding something other than spaces and tabs: one entry.
-_ENTRY = re.compile(r"^[ \t]*+[^ \t\n][^\n]*+(?:\n[ \t]*+[^ \t\n][^\n]*+)*+", re.MULTILINE)
+# No possessive quantifier (`*+`): CPython 3.11.2, Debian 12's, matches them wrongly. Each class
+# excludes what follows it, so the match cannot backtrack far.
+_ENTRY = re.compile(r"^[ \t]*[^ \t\n][^\n]*(?:\n[ \t]*[^ \t\n][^\n]*)*", re.MULTILINE)
 
 
 def parse(text: str) -> Document:
