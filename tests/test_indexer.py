@@ -128,18 +128,28 @@ def test_a_partial_last_line_is_read_once_it_is_complete(home: Home, index: Inde
     assert "s1:2:reply" in keys(index)
 
 
-def test_a_damaged_line_keeps_earlier_turns_and_guesses_nothing_after(
+def test_a_damaged_line_is_skipped_and_the_turns_after_it_are_indexed_tainted(
     home: Home, index: Index
 ) -> None:
     path = write_log(home, "s1", turn("good", "fine"))
     with path.open("a") as f:
         f.write("{not json\n")
-    write_log(home, "s1", turn("after", "never"))
+    write_log(home, "s1", turn("after", "kept"))
     done = catch_up(index, home.sessions, NAMES)
-    assert keys(index) == ["s1:1:reply", "s1:1:user"]
+    assert [(row[0], row[1], row[5]) for row in items(index)] == [
+        ("s1:1:reply", "memory", "fine"),
+        ("s1:1:user", "memory", "good"),
+        ("s1:2:reply", "memory-tainted", "kept"),
+        ("s1:2:user", "memory-tainted", "after"),
+    ]
     assert "0.jsonl: line 3: not JSON" in done.damaged["s1"]
+    assert "more damaged" not in done.damaged["s1"]
     again = catch_up(index, home.sessions, NAMES)
     assert (again.read, again.damaged) == (0, done.damaged)
+    write_log(home, "s1", turn("later still", "tainted too"))
+    later = catch_up(index, home.sessions, NAMES)
+    assert later.items == 2 and later.damaged == done.damaged
+    assert {row[1] for row in items(index) if row[0].startswith("s1:3:")} == {"memory-tainted"}
 
 
 def test_a_damaged_later_epoch_is_named(home: Home, index: Index) -> None:

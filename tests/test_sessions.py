@@ -252,13 +252,21 @@ def test_a_damaged_line_names_the_file_and_the_line_number(tmp_path: Path) -> No
     assert "line 3" in str(caught.value)
 
 
-def test_the_lines_before_the_damage_are_read(tmp_path: Path) -> None:
-    path = write_log(tmp_path, 0, lines(user("one"), final("two")) + '{"type": "user"}\n')
-    got = []
-    with pytest.raises(DamagedLogError, match="line 3"):
-        for line in read_from(path)[1]:
-            got.append(line.number)
-    assert got == [1, 2]
+def test_a_damaged_line_is_given_with_its_damage_and_the_reading_goes_on(tmp_path: Path) -> None:
+    path = write_log(
+        tmp_path, 0, lines(user("one"), final("two")) + '{"type": "user"}\n' + lines(user("3"))
+    )
+    got = list(read_from(path)[1])
+    assert [(line.number, line.record.kind) for line in got] == [
+        (1, Kind.USER),
+        (2, Kind.FINAL),
+        (3, None),
+        (4, Kind.USER),
+    ]
+    damage = got[2].damage
+    assert damage is not None and damage.line == 3 and 'needs a string "text"' in str(damage)
+    assert got[2].record.untrusted  # fed to a Progress, it taints what follows
+    assert [line.damage for line in got if line is not got[2]] == [None, None, None]
 
 
 def test_a_line_counts_blank_lines_before_it_in_its_number(tmp_path: Path) -> None:

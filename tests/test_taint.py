@@ -120,12 +120,17 @@ def test_any_record_that_says_untrusted_taints(home: Home, index: Index, record:
 
 
 @pytest.mark.parametrize("kind", ["TOOL_RESULT", "tool-result", "Tool_Result", "toolresult"])
-def test_a_type_spelled_like_tool_result_is_damage_and_stops_the_reading(
+def test_a_type_spelled_like_tool_result_is_damage_and_taints_what_follows(
     home: Home, index: Index, kind: str
 ) -> None:
     write_log(home, "s", [*turn("one", "first"), {**UNTRUSTED, "type": kind}, *turn("two", "x")])
     done = catch_up(index, home.sessions, NAMES)
-    assert set(tags(index)) == {"s:1:user", "s:1:reply"}
+    assert tags(index) == {
+        "s:1:user": "memory",
+        "s:1:reply": "memory",
+        "s:2:user": "memory-tainted",
+        "s:2:reply": "memory-tainted",
+    }
     assert '"type" must be written exactly "tool_result"' in done.damaged["s"]
 
 

@@ -7,6 +7,7 @@ current log file are unchanged (mtime and size) is passed over without being ope
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -16,7 +17,9 @@ from pathlib import Path
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index, Item, LogState
 from memoryd.secrets import has_secret
-from memoryd.sessions import Progress, Turn, epoch_logs, read_from
+from memoryd.sessions import MISNAMED, Progress, Turn, log_files, read_from
+
+log = logging.getLogger("memoryd")
 
 # Session ids become item keys (`<session>:<turn>:<part>`) and Honcho session ids.
 SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
@@ -56,80 +59,125 @@ class CatchUp:
     damaged: dict[str, str]
 
 
+MAX_TEXT = 1 << 16
+"""The most of one text an item holds, in characters (64 Ki): the rest of a longer user text or
+reply is not indexed, so one pasted file cannot cost the index (and every recall) its size."""
+
+
 def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[Item]:
-    """The two items of a finished turn: the user's text and the final reply (`Progress` has
-    removed their secrets and cleaned the speaker)."""
-    assert turn.reply is not None and turn.reply_at is not None
-    return [
-        Item(
-            f"{session}:{turn.number}:user",
-            "memory-tainted" if turn.tainted else "memory",
-            data_class,
-            "said",
-            turn.speaker or names.owner,
-            turn.at,
-            turn.text,
-        ),
-        Item(
-            f"{session}:{turn.number}:reply",
-            "memory-tainted" if turn.reply_tainted else "memory",
-            data_class,
-            "reply",
-            names.agent,
-            turn.reply_at,
-            turn.reply,
-        ),
-    ]
+    """The items of a turn that is over: the user's text (unless given already, when a
+    compaction ended the turn before its `final`) and the final reply when it has one
+    (`Progress` has removed their secrets and cleaned the speaker)."""
+    found = []
+    if not turn.given:
+        found.append(
+            Item(
+                f"{session}:{turn.number}:user",
+                "memory-tainted" if turn.tainted else "memory",
+                data_class,
+                "said",
+                turn.speaker or names.owner,
+                turn.at,
+                turn.text[:MAX_TEXT],
+            )
+        )
+    if turn.reply is not None and turn.reply_at is not None:
+        found.append(
+            Item(
+                f"{session}:{turn.number}:reply",
+                "memory-tainted" if turn.reply_tainted else "memory",
+                data_class,
+                "reply",
+                names.agent,
+                turn.reply_at,
+                turn.reply[:MAX_TEXT],
+            )
+        )
+    return found
 
 
 def _fresh(session: str, folder_mtime: int) -> LogState:
     return LogState(session, 0, 0, 0, 0, folder_mtime, Progress().to_json(), 0, None)
 
 
+def _size(path: Path) -> int:
+    # The log itself, never what a link in its place names (a link is damage, not followed).
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
 def _unchanged(folder: Path, state: LogState, folder_mtime: int) -> bool:
     if state.folder_mtime != folder_mtime:
         return False
-    try:
-        size = (folder / f"{state.epoch}.jsonl").stat().st_size
-    except FileNotFoundError:
-        size = 0
-    return size == state.size
+    return _size(folder / f"{state.epoch}.jsonl") == state.size
 
 
 def read_session(
     folder: Path, state: LogState, names: Names, folder_mtime: int
 ) -> tuple[LogState, list[Item]]:
-    """Read a session's logs on from `state`; give the new state and the new items."""
+    """Read a session's logs on from `state`; give the new state and the new items.
+
+    A damaged line or log is skipped, counted and taints what follows (`Progress.damaged_at`);
+    a file named like an epoch but not one (`00.jsonl`) is not read, is reported, and taints
+    from where the reading stands. A log that cannot be read (permission) stops the reading
+    there, reported, until it changes.
+    """
     progress = Progress.from_json(state.progress)
     items: list[Item] = []
     epoch, offset, number, size = state.epoch, state.offset, state.line, state.size
     finished = state.finished
-    damage = None
+    problems: list[str] = []
+    session = folder.name
+
+    def close(turns: list[Turn]) -> None:
+        nonlocal finished
+        for turn in turns:
+            finished += turn.finished
+            items.extend(turn_items(session, turn, progress.data_class.value, names))
+
     try:
-        for n, path in epoch_logs(folder.parent, folder.name):
-            if n < state.epoch:
-                continue
-            if n > epoch:
-                # A later epoch: the earlier file is done (a partial last line there was a
-                # write the loop never finished).
-                epoch, offset, number = n, 0, 0
+        logs, misnamed = log_files(folder.parent, session)
+    except OSError as e:
+        logs, misnamed = [], []
+        problems.append(
+            f"{folder}: cannot be read ({e.strerror or e}); memoryd reads it again once it changes"
+        )
+    for path in misnamed:
+        progress.tainted = True
+        problems.append(str(DamagedLogError(path, 0, MISNAMED)))
+    for n, path in logs:
+        if n < state.epoch:
+            continue
+        if n > epoch:
+            # A later epoch: the earlier file is done (a partial last line there was a write
+            # the loop never finished), and so is the turn still waiting for its final.
+            close(progress.new_epoch())
+            epoch, offset, number = n, 0, 0
+        try:
             size, lines = read_from(path, offset, number)
             for line in lines:
-                try:
-                    closed = progress.feed(line.record)
-                except ValueError as e:
-                    raise DamagedLogError(path, line.number, str(e)) from None
-                for turn in closed:
-                    if turn.finished:
-                        finished += 1
-                        items.extend(
-                            turn_items(folder.name, turn, progress.data_class.value, names)
-                        )
+                if line.damage is not None:
+                    progress.damaged_at(line.damage)
+                else:
+                    try:
+                        close(progress.feed(line.record))
+                    except ValueError as e:
+                        progress.damaged_at(DamagedLogError(path, line.number, str(e)))
                 offset, number = line.end, line.number
-    except DamagedLogError as e:
-        damage = str(e)
+        except DamagedLogError as e:
+            # The whole log (a link, a FIFO, a folder): skipped like a damaged line.
+            progress.damaged_at(e)
+            size = _size(path)
+        except OSError as e:
+            problems.append(
+                f"{path}: cannot be read ({e.strerror or e}); memoryd reads it again once it "
+                "changes"
+            )
+            break
     new = LogState(
-        folder.name,
+        session,
         epoch,
         offset,
         number,
@@ -137,9 +185,21 @@ def read_session(
         folder_mtime,
         progress.to_json(),
         finished,
-        damage,
+        _report(progress, problems),
     )
     return new, items
+
+
+def _report(progress: Progress, problems: list[str]) -> str | None:
+    """What status shows of a session's damage: the first, and how many more."""
+    found = ([progress.damage] if progress.damage else []) + problems
+    if not found:
+        return None
+    more = progress.damaged + len(problems) - 1
+    if more:
+        what = "line or log" if more == 1 else "lines or logs"
+        found[0] += f" (and {more} more damaged {what} in this session)"
+    return found[0]
 
 
 @dataclass(frozen=True)
@@ -181,6 +241,8 @@ def catch_up(
             done = _read(Path(entry.path), state, names, folder_mtime)
             pending.append(done)
             states[entry.name] = done.state
+            if done.state.damage and done.state.damage != (state and state.damage):
+                log.warning("session %s: %s", entry.name, done.state.damage)
             read += 1
             added += len(done.items)
             batched += len(done.items)
@@ -205,10 +267,7 @@ def _read(folder: Path, state: LogState | None, names: Names, folder_mtime: int)
     fresh = _fresh(folder.name, folder_mtime)
     if state is None:
         return _Read(None, *read_session(folder, fresh, names, folder_mtime), restarted=False)
-    try:
-        shrunk = (folder / f"{state.epoch}.jsonl").stat().st_size < state.offset
-    except FileNotFoundError:
-        shrunk = state.offset > 0
+    shrunk = _size(folder / f"{state.epoch}.jsonl") < state.offset
     if shrunk:
         # The log was rewritten, not appended to: read the session again from its start.
         return _Read(state, *read_session(folder, fresh, names, folder_mtime), restarted=True)

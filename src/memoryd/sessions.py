@@ -7,6 +7,7 @@ a new one after each compaction). Reading is pure up to the file edge: `parse_li
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import json
@@ -104,6 +105,26 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_object)
 
+MAX_DEPTH = 64
+"""The deepest a line may nest arrays and objects: deeper is damage, refused before the JSON
+parser sees it (100,000 levels would raise RecursionError in every reader)."""
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _depth(line: str) -> int:
+    """How deep a line nests arrays and objects (brackets inside strings do not count). Only
+    asked of a line holding more than MAX_DEPTH opening brackets, so most lines cost two counts."""
+    deepest = depth = 0
+    for mark in _BRACKET.findall(_STRING.sub("", line)):
+        if mark in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
 
 def parse_line(line: str) -> Record:
     """The record on one line (of kind None when memoryd does not know its type).
@@ -111,10 +132,14 @@ def parse_line(line: str) -> Record:
     Raises ValueError naming the problem when the line is damage. The problem never quotes a
     value of the line: a message is shown and logged, and the value may be anything.
     """
+    if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} arrays and objects")
     try:
         data = _DECODER.decode(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e.msg})") from None
+    except RecursionError:  # Not reached below MAX_DEPTH; kept so no line can stop a reader.
+        raise ValueError(f"nested deeper than {MAX_DEPTH} arrays and objects") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     if "\\ud" in line or "\\uD" in line:
@@ -160,6 +185,10 @@ class Turn:
     reply: str | None = None
     reply_at: str | None = None
     reply_tainted: bool = False
+    given: bool = False
+    """Whether the user's text was already given, without a reply, as a turn that is over (a
+    compaction or a later epoch followed it): its `final` may still come, and then only the
+    reply is new."""
 
     @property
     def finished(self) -> bool:
@@ -179,9 +208,15 @@ class Progress:
     data_class: DataClass = DataClass.PRIVATE
     records: int = 0
     pending: Turn | None = field(default=None)
+    damage: str | None = None
+    """The first damaged line or log of the session (file and line), as status shows it."""
+    damaged: int = 0
+    """How many damaged lines and logs were skipped."""
+    last_damage: str | None = None
 
     def feed(self, record: Record) -> list[Turn]:
-        """Take the next record; give the turns it closes (finished or abandoned).
+        """Take the next record; give the turns it closes: finished, or over without a reply
+        (a later `user` or a compaction followed them).
 
         Raises ValueError when the record cannot stand where it is.
         """
@@ -197,7 +232,7 @@ class Progress:
             case Kind.SESSION:
                 self.data_class = DataClass.parse(record.data.get("class", "private"))
             case Kind.USER:
-                if self.pending is not None:
+                if self.pending is not None and not self.pending.given:
                     closed.append(self.pending)
                 self.turns += 1
                 self.pending = Turn(
@@ -220,12 +255,37 @@ class Progress:
                             redact(record.text()),
                             record.text("at"),
                             self.tainted,
+                            pending.given,
                         )
                     )
                     self.pending = None
-            case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.TOOL_RESULT | Kind.COMPACTION:
+            case Kind.COMPACTION:
+                closed.extend(self.new_epoch())
+            case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.TOOL_RESULT:
                 pass
         return closed
+
+    def new_epoch(self) -> list[Turn]:
+        """A compaction or a later epoch: the turn waiting for its `final` is over, so its
+        user's text is given (once); a `final` that still comes before the next `user` gives
+        the reply."""
+        pending = self.pending
+        if pending is None or pending.given:
+            return []
+        self.pending = replace(pending, given=True)
+        return [pending]
+
+    def damaged_at(self, error: DamagedLogError) -> None:
+        """A damaged line or log, skipped: it taints what follows (it may have been an untrusted
+        tool result) and is counted; the first is kept for status. The same log refused again
+        on a later read is not counted twice."""
+        self.tainted = True
+        message = str(error)
+        if message == self.last_damage:
+            return
+        self.damage = self.damage or message
+        self.damaged += 1
+        self.last_damage = message
 
     def to_json(self) -> str:
         """The progress as one JSON object, to keep beside the index."""
@@ -236,6 +296,9 @@ class Progress:
                 "class": self.data_class.value,
                 "records": self.records,
                 "pending": None if self.pending is None else asdict(self.pending),
+                "damage": self.damage,
+                "damaged": self.damaged,
+                "last_damage": self.last_damage,
             }
         )
 
@@ -250,6 +313,9 @@ class Progress:
             data_class=DataClass(raw["class"]),
             records=raw["records"],
             pending=None if pending is None else _kept(pending),
+            damage=raw.get("damage"),
+            damaged=raw.get("damaged", 0),
+            last_damage=raw.get("last_damage"),
         )
 
 
@@ -271,37 +337,64 @@ def _speaker(given: str | None) -> str | None:
 
 
 def turns(records: list[Record]) -> list[Turn]:
-    """Every turn of a session's records, finished or not, in order."""
+    """Every turn of a session's records, finished or not, in order (a turn given without its
+    reply at a compaction, then finished, once: finished)."""
     progress = Progress()
-    found: list[Turn] = []
+    found: dict[int, Turn] = {}
     for record in records:
-        found.extend(progress.feed(record))
+        for turn in progress.feed(record):
+            found[turn.number] = turn
     if progress.pending is not None:
-        found.append(progress.pending)
-    return found
+        found[progress.pending.number] = progress.pending
+    return list(found.values())
+
+
+MAX_EPOCH_DIGITS = 9
+"""An epoch is numbered below 10**9 (`999999999.jsonl`): a longer number is no epoch memoryd
+reads (it would overflow the index's integers), and is reported."""
+
+MISNAMED = (
+    "not read: an epoch's log is named by its number, with no leading zero and at most "
+    f"{MAX_EPOCH_DIGITS} digits (0.jsonl, 1.jsonl, ...)"
+)
+
+
+def log_files(sessions: Path, session: str) -> tuple[list[tuple[int, Path]], list[Path]]:
+    """A session's epoch logs `<n>.jsonl` with their epochs n, in numeric order, and the files
+    named like one that are not (`00.jsonl`, `01.jsonl`, an epoch of 10 digits or more): each
+    epoch has one file, spelled one way, and a second spelling is never read. None when the
+    session folder is missing."""
+    try:
+        entries = os.listdir(sessions / session)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    found = []
+    misnamed = []
+    for name in entries:
+        stem, dot, ext = name.partition(".")
+        if dot and ext == "jsonl" and stem.isascii() and stem.isdigit():
+            if len(stem) <= MAX_EPOCH_DIGITS and (stem == "0" or stem[0] != "0"):
+                found.append((int(stem), sessions / session / name))
+            else:
+                misnamed.append(sessions / session / name)
+    return sorted(found), sorted(misnamed)
 
 
 def epoch_logs(sessions: Path, session: str) -> list[tuple[int, Path]]:
-    """Every `<n>.jsonl` of a session with its epoch n, in numeric order; none when missing."""
-    try:
-        entries = list((sessions / session).iterdir())
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    found = []
-    for path in entries:
-        stem, dot, ext = path.name.partition(".")
-        if dot and ext == "jsonl" and stem.isascii() and stem.isdigit():
-            found.append((int(stem), path))
-    return sorted(found)
+    """Every `<n>.jsonl` of a session with its epoch n, in numeric order; none when missing
+    (`log_files` also gives the misnamed ones)."""
+    return log_files(sessions, session)[0]
 
 
 @dataclass(frozen=True)
 class Line:
-    """A complete line of a log: its record and where it ends."""
+    """A complete line of a log: its record and where it ends. A damaged line has its
+    `damage` and, as its record, one that taints (what it held is unknown)."""
 
     record: Record
     number: int
     end: int
+    damage: DamagedLogError | None = None
 
 
 # In a line still being written: the key `untrusted` (maybe \u-escaped, maybe cut short), and
@@ -309,6 +402,13 @@ class Line:
 _ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _SAYS_UNTRUSTED = re.compile(rb'"untrusted(?:"\s*(?::(?!\s*false)|$)|$)', re.IGNORECASE)
 _PARTIAL_TAINT = Record(None, {"untrusted": True})
+_DAMAGED = Record(None, {"untrusted": True})
+
+MAX_LINE = 1 << 20
+"""The longest line read, in bytes (1 MiB): a longer one is damage, skipped without being held
+in memory whole. What it held may have been an untrusted tool result, so it taints."""
+
+_CHUNK = 1 << 22
 
 
 def _may_taint(partial: bytes) -> bool:
@@ -325,9 +425,21 @@ def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterat
     """The size of `path` as read, and its complete lines after byte `offset` (line `number`).
 
     A last line without a line break is a write in progress: it is left for a later read.
-    Blank lines are skipped. The lines raise DamagedLogError at the first damaged one; a log
-    that is a symbolic link or not a regular file raises it at once (line 0).
+    Blank lines are skipped. A damaged line is given with its `damage` (and a record that
+    taints), and the reading goes on after it. A log that is a symbolic link or not a regular
+    file raises DamagedLogError at once (line 0); one that cannot be read, OSError. The file is
+    read in chunks up to its size when opened, never more than MAX_LINE of one line at once.
     """
+    with _opened(path) as fd:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DamagedLogError(path, 0, "not a regular file")
+    size = max(offset, st.st_size)
+    return size, _lines(path, (st.st_dev, st.st_ino), offset, size, number)
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[int]:
     try:
         # Not through a link (it would read a file from outside the home), never blocking on a
         # FIFO someone put in its place.
@@ -336,44 +448,97 @@ def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterat
         if e.errno == errno.ELOOP:
             raise DamagedLogError(path, 0, "a symbolic link: memoryd follows no link") from None
         raise
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise DamagedLogError(path, 0, "not a regular file")
-        f.seek(offset)
-        data = f.read()
-    return offset + len(data), _lines(path, data, offset, number)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
-def _lines(path: Path, data: bytes, offset: int, number: int) -> Iterator[Line]:
-    end = data.rfind(b"\n") + 1
-    position = offset
-    for raw in data[:end].split(b"\n")[:-1]:
-        number += 1
-        position += len(raw) + 1
-        if not raw.strip():
-            continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DamagedLogError(path, number, "not UTF-8") from None
-        try:
-            record = parse_line(line)
-        except ValueError as e:
-            raise DamagedLogError(path, number, str(e)) from None
-        yield Line(record, number, position)
-    if _may_taint(data[end:]):
-        # Not a line yet (it is read again once whole), so nothing moves: only its taint counts.
+def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> bytes:
+    # Opened for each chunk, so a reader that stops half-way holds no file open; a log replaced
+    # meanwhile gives nothing (it is read again from its start later).
+    try:
+        with _opened(path) as fd:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
+                return b""
+            return os.pread(fd, min(_CHUNK, size - at), at)
+    except (OSError, DamagedLogError):
+        return b""
+
+
+def _too_long(path: Path, number: int, end: int) -> Line:
+    problem = f"a line longer than {MAX_LINE >> 20} MiB: it is not read"
+    return Line(_DAMAGED, number, end, DamagedLogError(path, number, problem))
+
+
+def _lines(
+    path: Path, identity: tuple[int, int], offset: int, size: int, number: int
+) -> Iterator[Line]:
+    position = offset  # where the line being read starts
+    at = offset  # the next byte to read
+    carry = b""  # what is read of the line being read
+    long = False  # that line is longer than MAX_LINE: its bytes are not kept
+    while at < size:
+        chunk = _chunk(path, identity, at, size)
+        if not chunk:
+            break  # Replaced or shrunk meanwhile: it is read again from its start later.
+        at += len(chunk)
+        start = 0
+        if long:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            number += 1
+            position = at - len(chunk) + cut + 1
+            yield _too_long(path, number, position)
+            long, start = False, cut + 1
+        end = chunk.rfind(b"\n") + 1
+        if end <= start:
+            carry += chunk[start:]
+        else:
+            data = carry + chunk[start:end] if carry else chunk[start:end]
+            carry = chunk[end:]
+            for raw in data.split(b"\n")[:-1]:
+                number += 1
+                position += len(raw) + 1
+                if len(raw) > MAX_LINE:
+                    yield _too_long(path, number, position)
+                elif raw.strip():
+                    yield _line(path, raw, number, position)
+        if len(carry) > MAX_LINE:
+            carry, long = b"", True
+    if long or _may_taint(carry):
+        # Not a line yet (it is read again once whole), so nothing moves: only its taint
+        # counts.
         yield Line(_PARTIAL_TAINT, number, position)
 
 
+def _line(path: Path, raw: bytes, number: int, end: int) -> Line:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Line(_DAMAGED, number, end, DamagedLogError(path, number, "not UTF-8"))
+    try:
+        record = parse_line(line)
+    except ValueError as e:
+        return Line(_DAMAGED, number, end, DamagedLogError(path, number, str(e)))
+    return Line(record, number, end)
+
+
 def read_records(path: Path) -> list[Record]:
-    """Every complete record of one log file."""
+    """Every complete record of one log file; DamagedLogError at the first damaged line."""
     _, lines = read_from(path)
-    return [line.record for line in lines]
+    found = []
+    for line in lines:
+        if line.damage is not None:
+            raise line.damage
+        found.append(line.record)
+    return found
 
 
 def read_session(sessions: Path, session: str) -> list[Record]:
-    """Every epoch's records, in epoch order, as one log."""
+    """Every epoch's records, in epoch order, as one log; DamagedLogError at the first damage."""
     records: list[Record] = []
     for _, path in epoch_logs(sessions, session):
         records.extend(read_records(path))

@@ -229,9 +229,17 @@ def header(n: int, tag: str, source: str, data_class: str) -> str:
     return f"[{n}] {tag} · {source} · {data_class}"
 
 
+# RFC 3339 allows a leap second, `23:59:60Z`; Python's datetime has no second 60.
+_LEAP_SECOND = re.compile(r"([Tt ]\d\d:\d\d):60(?=[.,Zz+-]|$)")
+
+
 def parse_time(at: str) -> datetime:
-    """An RFC 3339 time as an aware UTC datetime; ValueError when it is not one."""
-    value = datetime.fromisoformat(at.strip().replace("z", "Z"))
+    """An RFC 3339 time as an aware UTC datetime; ValueError when it is not one. A leap
+    second (`:60`) is read as second 59 of its minute."""
+    text = at.strip().replace("z", "Z")
+    if ":60" in text:
+        text = _LEAP_SECOND.sub(r"\1:59", text, count=1)
+    value = datetime.fromisoformat(text)
     if value.tzinfo is None:
         raise ValueError(f"{at!r} has no time zone: write it as UTC, ending in Z")
     return value.astimezone(UTC)

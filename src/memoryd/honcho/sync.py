@@ -28,7 +28,7 @@ from memoryd.indexer import session_folders
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FileSpec
 from memoryd.memory.journal import read
-from memoryd.sessions import Progress, Turn, epoch_logs, read_from
+from memoryd.sessions import MISNAMED, Progress, Turn, epoch_logs, log_files, read_from
 
 log = logging.getLogger("memoryd")
 
@@ -67,18 +67,38 @@ def _signature(sessions: Path, session: str) -> str:
 
 def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int | None]:
     """A session's closed turns (every epoch as one log), its class, and the number of the
-    turn a damaged line hides (None when the log is whole). OSError when unreadable."""
+    turn its first damage fell in (None when the log is whole). That turn is left out (it is
+    not sent, for `log`); a damaged line is skipped and taints the turns after it, which are
+    not sent either (`tainted`). OSError when unreadable."""
     progress = Progress()
     closed: list[Turn] = []
-    for _, path in epoch_logs(sessions, session):
+    hidden: int | None = None
+
+    def damaged(error: DamagedLogError) -> None:
+        nonlocal hidden
+        if hidden is None:
+            hidden = progress.pending.number if progress.pending else progress.turns + 1
+        progress.damaged_at(error)
+
+    logs, misnamed = log_files(sessions, session)
+    for path in misnamed:
+        damaged(DamagedLogError(path, 0, MISNAMED))
+    for n, path in logs:
+        if n > 0:
+            closed.extend(progress.new_epoch())
         try:
             _, lines = read_from(path)
             for line in lines:
-                closed.extend(progress.feed(line.record))
-        except (DamagedLogError, ValueError):
-            hidden = progress.pending.number if progress.pending else progress.turns + 1
-            return closed, progress.data_class, hidden
-    return closed, progress.data_class, None
+                if line.damage is not None:
+                    damaged(line.damage)
+                    continue
+                try:
+                    closed.extend(progress.feed(line.record))
+                except ValueError as e:
+                    damaged(DamagedLogError(path, line.number, str(e)))
+        except DamagedLogError as e:
+            damaged(e)
+    return [t for t in closed if t.number != hidden], progress.data_class, hidden
 
 
 class Worker:

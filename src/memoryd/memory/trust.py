@@ -1,8 +1,9 @@
 """What a session may do with the memory files: its taint and class, read from its log.
 
-A session is read as `indexer` reads it (every epoch as one log, folded by `Progress`), up to
-the first damaged line. Its class is decided by the first line, so damage later does not hide
-it; its taint may be, so an edit from a damaged session is refused.
+A session is read as `indexer` reads it (every epoch as one log, folded by `Progress`): a
+damaged line or log is skipped and taints what follows, and a file named like an epoch but not
+one (`00.jsonl`) is not read. Its class is decided by the first line, so damage later does not
+hide it; what the damage held is unknown, so an edit from a damaged session is refused.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from memoryd.errors import DamagedLogError, MemoryEditError
 from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.labels import DataClass
 from memoryd.memory.files import FileSpec
-from memoryd.sessions import Progress, epoch_logs, read_from
+from memoryd.sessions import MISNAMED, Progress, log_files, read_from
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"
 PUBLIC = "memory edits are refused in a public session: anyone may have written what it holds"
@@ -23,8 +24,8 @@ _OWNER = "; the owner can make the edit with `memoryd memory`"
 
 @dataclass(frozen=True)
 class Trust:
-    """A session's taint and class as its log says so far, and the damage that stopped the
-    reading (None when the log was read to its end)."""
+    """A session's taint and class as its log says so far, and its first damage (None when
+    every line and log was read)."""
 
     tainted: bool
     data_class: DataClass
@@ -38,32 +39,40 @@ def trust(sessions: Path, session: str) -> Trust:
         raise MemoryEditError(SESSION_RULE)
     progress = Progress()
     try:
-        for _, path in epoch_logs(sessions, session):
-            _, lines = read_from(path)
-            for line in lines:
-                if line.record is not None:
+        logs, misnamed = log_files(sessions, session)
+        for path in misnamed:
+            progress.damaged_at(DamagedLogError(path, 0, MISNAMED))
+        for n, path in logs:
+            if n > 0:
+                progress.new_epoch()
+            try:
+                _, lines = read_from(path)
+                for line in lines:
+                    if line.damage is not None:
+                        progress.damaged_at(line.damage)
+                        continue
                     try:
                         progress.feed(line.record)
                     except ValueError as e:
-                        raise DamagedLogError(path, line.number, str(e)) from None
-    except DamagedLogError as e:
-        return Trust(progress.tainted, progress.data_class, str(e))
+                        progress.damaged_at(DamagedLogError(path, line.number, str(e)))
+            except DamagedLogError as e:
+                progress.damaged_at(e)
     except OSError as e:
         return Trust(progress.tainted, progress.data_class, f"cannot read its log: {e}")
-    return Trust(progress.tainted, progress.data_class)
+    return Trust(progress.tainted, progress.data_class, progress.damage)
 
 
 def refuse(found: Trust, spec: FileSpec | None) -> None:
     """Raise MemoryEditError when a session with this trust may not edit the file `spec`
     (any file, when None: taint and a public class refuse every edit)."""
-    if found.tainted:
-        raise MemoryEditError(TAINTED + _OWNER)
     if found.damage is not None:
-        # What follows the damage is unknown: it may be the untrusted read.
+        # Before taint (damage taints): the damaged line may have been the untrusted read.
         raise MemoryEditError(
             "memory edits are refused in a session whose log is damaged (whether it read "
             f"untrusted content is unknown): {found.damage}"
         )
+    if found.tainted:
+        raise MemoryEditError(TAINTED + _OWNER)
     if found.data_class is DataClass.PUBLIC:
         raise MemoryEditError(PUBLIC + _OWNER)
     if spec is not None and found.data_class > spec.data_class:
