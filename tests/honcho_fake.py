@@ -7,11 +7,13 @@ can also misbehave::
     with FakeHoncho() as fake:                      # fake.url is "http://127.0.0.1:PORT"
         fake.behave("ws", "fail", status=503, times=1)   # the next request to ws: 503
         fake.behave("ws", "hang", store=True, times=1)   # keep the batch, never answer
+        fake.behave("ws", "commit_late", delay=1.5)      # hold it 1.5 s, then keep it (the
+                                                         # client may have gone), then answer
         fake.behave("ws", "drop")                        # read the request, close the socket
         fake.behave("ws", "missing")                     # 404 as a deleted session answers
         fake.behave("ws", "answer")                      # back to normal
         fake.messages("ws", "s1")       # what was stored, in order (JSON objects)
-        fake.requests                   # every Request(method, path, body, raw, authorization)
+        fake.requests                   # every Request(method, path, body, raw, authorization, at)
         fake.seed_message("ws", "s1", "alice", "dark roast")   # data for search tests
         fake.seed_conclusion("ws", "prefers tea", "agent", "agent")
 
@@ -35,7 +37,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "honcho"
-MODES = ("answer", "hang", "fail", "drop", "missing")
+MODES = ("answer", "hang", "fail", "drop", "missing", "commit_late")
 
 
 def fixture(name: str) -> Any:
@@ -52,6 +54,8 @@ class Request:
     body: Any
     raw: bytes
     authorization: str | None
+    at: float = 0.0
+    """When it arrived (time.monotonic())."""
 
     @property
     def workspace(self) -> str | None:
@@ -68,6 +72,7 @@ class Behaviour:
     store: bool = False
     times: int | None = None
     only: str | None = None
+    delay: float = 0.0
 
 
 @dataclass
@@ -141,11 +146,14 @@ class FakeHoncho:
         store: bool = False,
         times: int | None = None,
         only: str | None = None,
+        delay: float = 0.0,
     ) -> None:
-        """From now on answer `workspace` this way (`times` requests, then normally again)."""
+        """From now on answer `workspace` this way (`times` requests, then normally again).
+        `commit_late` holds each request `delay` seconds, then does what it asks whether or
+        not the client is still there, as a server still committing after a timeout does."""
         assert mode in MODES, mode
         with self._lock:
-            self._state.behaviours[workspace] = Behaviour(mode, status, store, times, only)
+            self._state.behaviours[workspace] = Behaviour(mode, status, store, times, only, delay)
 
     @property
     def requests(self) -> list[Request]:
@@ -323,7 +331,14 @@ class FakeHoncho:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = None
-                request = Request("POST", self.path, body, raw, self.headers.get("Authorization"))
+                request = Request(
+                    "POST",
+                    self.path,
+                    body,
+                    raw,
+                    self.headers.get("Authorization"),
+                    time.monotonic(),
+                )
                 behaviour = fake._behaviour(request)
                 if fake.latency:
                     time.sleep(fake.latency)
@@ -345,6 +360,12 @@ class FakeHoncho:
                         if behaviour.store:
                             fake._answer("POST", self.path, body)
                         self.close_connection = True
+                    case "commit_late":
+                        if fake._release.wait(behaviour.delay):
+                            self.close_connection = True  # the fake is stopping
+                            return
+                        answer = fake._answer("POST", self.path, body)
+                        self._send(*answer)  # a client that left makes this fail; unheard
 
             def _send(self, status: int, payload: Any) -> None:
                 data = json.dumps(payload).encode()

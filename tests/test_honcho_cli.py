@@ -4,7 +4,10 @@ Honcho on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -91,3 +94,36 @@ def test_the_daemon_sends_turns_in_the_background_and_sync_beside_it_is_refused(
     finally:
         daemon.stop(signal.SIGKILL)
     assert KEY not in daemon.output()
+
+
+def test_sync_killed_mid_batch_and_restarted_at_once_delivers_every_message_once(
+    home: Home, fake: FakeHoncho
+) -> None:
+    # Honcho holds the first batch 1.5 s, then commits it whether or not the client is there.
+    # The first `memoryd sync` dies (SIGKILL) while it waits; the second starts at once and
+    # must not look for that batch, nor send it again, before its send time + 2 x the timeout.
+    timeout = "1.5"
+    write_log(home, "s1", [r for n in range(60) for r in turn(f"q{n}", f"r{n}")])
+    write_log(home, "s2", turn("where is the boat", "in the harbour"))
+    fake.behave("box", "commit_late", delay=1.5, times=1, only="/messages")
+    env = {**os.environ, "MEMORYD_HOME": str(home.root)}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "sync", "--timeout", timeout],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert until(lambda: any(r.path.endswith("/messages") for r in fake.requests), 20.0)
+    finally:
+        first.kill()
+        first.wait()
+    assert fake.messages("box") == []  # still committing
+    done = memoryd("sync", "--timeout", timeout, "--deadline", "15", home=home)
+    assert done.returncode == 0, done.stderr
+    held = next(r.at for r in fake.requests if r.path.endswith("/messages"))
+    time.sleep(max(0.0, held + 1.5 + 0.5 - time.monotonic()))  # the held batch is in by now
+    keys = [m["metadata"]["key"] for m in fake.messages("box")]
+    wanted = [f"s1:{n}:{part}" for n in range(1, 61) for part in ("user", "reply")]
+    assert sorted(keys) == sorted([*wanted, "s2:1:user", "s2:1:reply"])
+    assert "61 turns sent, 0 pending" in done.stdout

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import sqlite3
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from honcho_fake import FakeHoncho
 from logs import turn, write_log
+from memoryd.errors import HonchoError
 from memoryd.home import Home
-from memoryd.honcho.client import Honcho
+from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import honcho_id
 from memoryd.honcho.state import SyncState
@@ -42,7 +46,10 @@ def make(home: Home, fake: FakeHoncho) -> Iterator[Make]:
     opened: list[tuple[SyncState, Honcho]] = []
 
     def worker(
-        timeout: float = 2.0, fleet: str | None = "fleet", backoff: Backoff = FAST
+        timeout: float = 2.0,
+        fleet: str | None = "fleet",
+        backoff: Backoff = FAST,
+        grace: float | None = None,
     ) -> Worker:
         state = SyncState(home.memory / "honcho.sqlite")
         honcho = Honcho(fake.url, KEY)
@@ -58,6 +65,7 @@ def make(home: Home, fake: FakeHoncho) -> Iterator[Make]:
             files=memory.files,
             backoff=backoff,
             timeout=timeout,
+            grace=grace,
         )
 
     yield worker
@@ -345,10 +353,220 @@ def test_a_batch_going_out_when_the_worker_was_killed_is_looked_for_before_sendi
     killed = make()
     killed.scan()
     items = killed.state.due(time.time(), 100)
-    killed.state.sending([item.id for item in items])
+    killed.state.sending([item.id for item in items], settles=time.time())  # settled now
     for item in items:  # the request landed; the process died before it heard the answer
         body = item.body
         fake.seed_message(WS, item.target, body["peer_id"], body["content"], body["metadata"])
     make().run_until(time.time() + 10)
     assert keys(fake) == ["s1:1:user", "s1:1:reply"]
     assert posts(fake) == []
+
+
+def batches(fake: FakeHoncho, workspace: str = WS) -> list[float]:
+    """When each message batch sent to a workspace arrived (time.monotonic())."""
+    return [
+        r.at for r in fake.requests if r.path.endswith("/messages") and r.workspace == workspace
+    ]
+
+
+def listings(fake: FakeHoncho, workspace: str = WS) -> list[float]:
+    """When each listing by key of a workspace's messages arrived."""
+    return [r.at for r in fake.requests if "/messages/list" in r.path and r.workspace == workspace]
+
+
+def test_a_batch_honcho_commits_after_the_timeout_is_waited_out_and_not_sent_again(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    # Honcho holds the batch past the client's timeout (0.5 s), then commits it (at 1.25 s):
+    # the worker must not look for it, let alone send it again, before timeout + grace (2 s).
+    worker = make(timeout=0.5, grace=1.5)
+    write_log(home, "s1", turn("a", "ra") + turn("b", "rb"))
+    fake.behave(WS, "commit_late", delay=1.25, times=1, only="/messages")
+    assert worker.run_until(time.time() + 15)
+    time.sleep(max(0.0, batches(fake)[0] + 1.25 + 0.5 - time.monotonic()))  # it is in by now
+    assert keys(fake) == ["s1:1:user", "s1:1:reply", "s1:2:user", "s1:2:reply"]
+    assert posts(fake) == [4]
+    (sent,) = batches(fake)
+    assert listings(fake) and min(listings(fake)) - sent >= 1.25  # only after it committed
+    assert worker.state.counts(time.time()).sent == 2
+
+
+def test_a_sessions_later_turns_wait_behind_a_batch_that_may_still_commit_and_others_do_not(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    worker = make(timeout=0.5, grace=1.5)
+    write_log(home, "s1", turn("a", "ra"))
+    fake.behave(WS, "commit_late", delay=1.25, times=1, only="/messages")
+    worker.step()  # the batch goes out; the client gives up after 0.5 s
+    write_log(home, "s1", turn("b", "rb"))
+    worker.scan()
+    due = worker.next_due()  # turn 2 is due, but not before turn 1 has settled (at 2 s)
+    assert due is not None and due >= time.time() + 0.5
+    write_log(home, "s2", turn("c", "rc"))
+    assert worker.run_until(time.time() + 15)
+    time.sleep(max(0.0, batches(fake)[0] + 1.25 + 0.5 - time.monotonic()))  # it is in by now
+    assert [m["metadata"]["key"] for m in fake.messages(WS, "s1")] == [
+        "s1:1:user",
+        "s1:1:reply",
+        "s1:2:user",
+        "s1:2:reply",
+    ]
+    assert keys(fake).count("s2:1:user") == 1
+    _, s2_first, s1_second = batches(fake)
+    assert s2_first < min(listings(fake)) <= s1_second  # s2 did not wait; s1's turn 2 did
+
+
+def test_a_batch_going_out_when_the_process_died_is_not_looked_for_before_it_settles(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    write_log(home, "s1", turn("a", "ra"))
+    killed = make()
+    killed.scan()
+    ids = [item.id for item in killed.state.due(time.time(), 100)]
+    settles = time.time() + 1000
+    killed.state.sending(ids, settles)  # kept before the request; then the process died
+    restarted = make()
+    assert restarted.next_due() == settles
+    assert restarted.state.counts(time.time()).backing_off  # in doubt, waiting to settle
+    assert restarted.send(settles - 1) == 0
+    assert fake.requests == []
+    assert restarted.send(settles + 1) == 2  # settled, looked for, not found: sent once more
+    assert "/messages/list" in fake.requests[0].path
+    assert keys(fake) == ["s1:1:user", "s1:1:reply"] and posts(fake) == [2]
+
+
+def test_a_state_file_from_before_settles_is_opened_and_its_sending_items_looked_for(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    path = home.memory / "honcho.sqlite"
+    home.memory.mkdir(parents=True, exist_ok=True)
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY, workspace TEXT NOT NULL, target TEXT NOT NULL,
+            item TEXT NOT NULL, key TEXT NOT NULL, body TEXT NOT NULL,
+            session TEXT, turn INTEGER,
+            state TEXT NOT NULL DEFAULT 'pending', kind TEXT, status INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0, due REAL NOT NULL DEFAULT 0,
+            sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0);
+        """
+    )
+    body = {"peer_id": "kyle", "content": "a", "metadata": {"turn": 1, "key": "s1:1:user"}}
+    old.execute(
+        "INSERT INTO outbox (workspace, target, item, key, body, session, turn, sending) "
+        "VALUES (?, 's1', 'message', 's1:1:user', ?, 's1', 1, 1)",
+        (WS, json.dumps(body)),
+    )
+    old.commit()
+    old.close()
+    fake.seed_message(WS, "s1", "kyle", "a", body["metadata"])
+    worker = make()
+    assert worker.state.due(time.time(), 100)[0].maybe
+    assert worker.send() == 0
+    assert keys(fake) == ["s1:1:user"] and posts(fake) == []
+
+
+def test_honcho_down_is_one_backoff_for_every_batch_and_session(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    base, window = 0.5, 2.0
+    for n in range(12):  # 24 batches: 12 sessions, each also to the fleet
+        write_log(home, f"s{n}", [{"type": "session", "class": "public"}, *turn("q", "r")])
+    fake.behave(WS, "fail", status=503)
+    fake.behave("fleet", "fail", status=503)
+    worker = make(backoff=Backoff(base, 1.0))
+    assert not worker.run_until(time.time() + window)
+    arrived = [r.at for r in fake.requests]
+    # Each wait is at least half its step (base / 2): that bounds the requests in the window.
+    assert 2 <= len(arrived) <= 1 + window / (base / 2)
+    assert all(later - earlier >= base / 2 * 0.9 for earlier, later in itertools.pairwise(arrived))
+
+
+def test_a_destinations_backoff_holds_for_every_batch_and_across_a_restart(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    write_log(home, "s1", turn("a", "ra"))
+    write_log(home, "s2", turn("b", "rb"))
+    fake.behave(WS, "fail", status=503, times=1)
+    worker = make(backoff=Backoff(60, 120))
+    worker.step()
+    assert len(fake.requests) == 1
+    assert worker.send() == 0  # s2's batch too waits for the server's backoff
+    restarted = make(backoff=Backoff(60, 120))
+    assert restarted.send() == 0
+    assert len(fake.requests) == 1
+    assert restarted.state.counts(time.time()).backing_off
+    assert restarted.next_due() is not None and restarted.next_due() >= time.time() + 29
+    assert restarted.send(later()) == 2
+    assert restarted.send(later()) == 2
+    assert sorted(keys(fake)) == sorted(["s1:1:user", "s1:1:reply", "s2:1:user", "s2:1:reply"])
+    assert restarted.state.backoff(restarted.destination) == (0, 0.0)
+
+
+class SlowToGiveUp(Honcho):
+    """A client whose batch takes `slow` seconds to fail as a timeout (a slow connect, then the
+    read timeout), and that Honcho commits `late` seconds after the client gave up."""
+
+    slow = 1.5
+    late = 0.5
+
+    def add_messages(
+        self,
+        workspace: str,
+        session: str,
+        messages: Sequence[MessageIn],
+        *,
+        timeout: float | None = None,
+    ) -> list[Message]:
+        time.sleep(self.slow)
+        commit = threading.Timer(
+            self.late, lambda: Honcho.add_messages(self, workspace, session, messages)
+        )
+        commit.start()
+        raise HonchoError("timeout", ambiguous=True)
+
+
+def test_a_batch_that_failed_late_is_waited_out_from_when_the_failure_was_heard(
+    home: Home, fake: FakeHoncho
+) -> None:
+    # Sent at 0, given up at 1.5 (past the 0.5 s timeout), committed at 2.0: the worker waits
+    # until 1.5 + grace (2.5), not only until 0 + timeout + grace (1.5).
+    state = SyncState(home.memory / "honcho.sqlite")
+    honcho = SlowToGiveUp(fake.url, KEY)
+    try:
+        worker = Worker(
+            home.sessions,
+            state,
+            honcho,
+            Target(WS, "boxmaker", "kyle"),
+            backoff=FAST,
+            timeout=0.5,
+            grace=1.0,
+        )
+        write_log(home, "s1", turn("a", "ra"))
+        worker.step()
+        assert fake.messages(WS) == []
+        assert worker.run_until(time.time() + 10)
+        time.sleep(SlowToGiveUp.late + 0.5)  # a resend, had there been one, would be in too
+        assert keys(fake) == ["s1:1:user", "s1:1:reply"]
+    finally:
+        honcho.close()
+        state.close()
+
+
+def test_the_backoff_grows_with_failures_in_a_row_and_ends_when_honcho_answers(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    worker = make(backoff=Backoff(60, 1000))
+    write_log(home, "s1", turn("a", "ra"))
+    fake.behave(WS, "fail", status=503, times=2)
+    start = time.time()
+    worker.step()
+    assert worker.state.backoff(worker.destination)[0] == 1
+    worker.send(start + 200)
+    failures, until = worker.state.backoff(worker.destination)
+    assert failures == 2 and until >= start + 200 + 60  # the second step: 60 to 120 s
+    fake.behave(WS, "fail", status=422, times=1)
+    worker.send(start + 400)  # Honcho answered (a refusal): it is up again
+    assert worker.state.backoff(worker.destination) == (0, 0.0)

@@ -28,8 +28,17 @@ class SyncError(MemorydError):
     metavar="SECONDS",
     help="Stop after this many seconds even if turns are still pending.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 600),
+    default=run.TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Each request to Honcho waits at most this long; a batch whose answer never came is "
+    "looked for (and sent again only if it did not land) twice this long after it was sent.",
+)
 @home_option
-def sync_command(deadline: float, home_dir: str | None) -> None:
+def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
     """Send the finished turns and the conclusions to Honcho now; exit 1 if any failed or
     are still pending when the deadline passes."""
     home = resolve(home_dir).require()
@@ -37,7 +46,7 @@ def sync_command(deadline: float, home_dir: str | None) -> None:
     if config.honcho is None:
         raise MemorydError(f"no [honcho] table in {home.config}: see docs/honcho.md")
     ends = time.time() + deadline
-    with run.opened(home, config) as worker:
+    with run.opened(home, config, timeout) as worker:
         worker.scan()
         total = worker.state.counts(time.time()).pending
         bar: Any = None

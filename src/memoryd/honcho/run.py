@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("memoryd")
 
 TIMEOUT = 10.0
-"""Each call the worker makes waits at most this long, in seconds."""
+"""Each call the worker makes waits at most this long, in seconds. A batch whose request the
+worker gave up on (or that was going out when the process stopped) is looked for in Honcho, and
+sent again if it did not land, only once twice this long has passed since it was sent: until
+then Honcho may still be committing it."""
 
 
 def state_path(home: Home) -> Path:
@@ -60,7 +63,8 @@ def worker_lock(home: Home) -> Iterator[None]:
 
 @contextlib.contextmanager
 def opened(home: Home, config: Config, timeout: float = TIMEOUT) -> Iterator[Worker]:
-    """The home's worker, holding the worker lock; closed at the end. Needs `[honcho]`."""
+    """The home's worker, holding the worker lock; closed at the end. Needs `[honcho]`.
+    `timeout`: each request's limit in seconds (the worker's grace is as long)."""
     from memoryd.honcho.client import Honcho
     from memoryd.honcho.sync import Target, Worker
     from memoryd.memory.files import Memory

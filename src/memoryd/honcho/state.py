@@ -5,8 +5,14 @@ rebuilds the index from scratch, and forgetting what was sent would send it twic
 decided and its messages queued in one transaction, so a decision is never half kept.
 
 A queued item (`outbox`) is a message or a conclusion for one workspace. `sending` is set,
-committed, before its request goes out; an item found `sending` at start, or whose request
-failed ambiguously, is `maybe` landed: it is looked for in Honcho before it is sent again.
+committed, before its request goes out, with `settles`: the time by which that request, if
+Honcho received it, has surely committed or failed (its send time, the client's timeout and a
+margin). An item found `sending` at start, or whose request failed ambiguously, is `maybe`
+landed: it is due no sooner than `settles`, then looked for in Honcho before it is sent again.
+A session's items go in order: while its oldest pending item waits, the later ones wait too.
+
+`backoff` holds, per destination (a Honcho base URL), the transient failures in a row and the
+time before which nothing is sent there: one server down is one backoff, whatever the batch.
 """
 
 from __future__ import annotations
@@ -32,12 +38,24 @@ CREATE TABLE IF NOT EXISTS outbox (
     session TEXT, turn INTEGER,
     state TEXT NOT NULL DEFAULT 'pending', kind TEXT, status INTEGER,
     attempts INTEGER NOT NULL DEFAULT 0, due REAL NOT NULL DEFAULT 0,
-    sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0);
+    sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0,
+    settles REAL NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
+CREATE INDEX IF NOT EXISTS outbox_group ON outbox (state, workspace, target, item, id);
+CREATE TABLE IF NOT EXISTS backoff (
+    destination TEXT PRIMARY KEY, failures INTEGER NOT NULL, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS journal (
     one INTEGER PRIMARY KEY CHECK (one = 1), line INTEGER NOT NULL, offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS errors (id INTEGER PRIMARY KEY, at REAL NOT NULL, text TEXT NOT NULL);
 """
+
+
+# A pending item heads its group (one workspace, target and kind) when no pending item of the
+# group is older: only a head that is due lets its group go out.
+_HEAD = (
+    "o.id = (SELECT min(p.id) FROM outbox p WHERE p.state = 'pending' "
+    "AND p.workspace = o.workspace AND p.target = o.target AND p.item = o.item)"
+)
 
 
 @dataclass(frozen=True)
@@ -79,8 +97,15 @@ class SyncState:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
-            # A request that was going out when the process stopped may have landed.
-            self._db.execute("UPDATE outbox SET maybe = 1, sending = 0 WHERE sending = 1")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
+            if "settles" not in columns:  # a state file written before `settles` existed
+                self._db.execute("ALTER TABLE outbox ADD COLUMN settles REAL NOT NULL DEFAULT 0")
+            # A request that was going out when the process stopped may have landed, or may
+            # still be committing: look for its items only once it has surely settled.
+            self._db.execute(
+                "UPDATE outbox SET maybe = 1, sending = 0, due = max(due, settles) "
+                "WHERE sending = 1"
+            )
         except sqlite3.Error as e:
             raise IndexStoreError(f"cannot open the Honcho sync state {path}: {e}") from e
 
@@ -146,40 +171,69 @@ class SyncState:
             )
 
     def due(self, now: float, limit: int) -> list[Item]:
-        """The oldest pending items of one kind for one workspace and target, that are due."""
+        """The oldest pending items of one kind for one workspace and target, that are due:
+        the group whose oldest pending item is due, from it up to the first not due."""
         first = self._db.execute(
-            "SELECT workspace, target, item FROM outbox WHERE state = 'pending' AND due <= ? "
-            "ORDER BY id LIMIT 1",
+            "SELECT workspace, target, item FROM outbox o "
+            f"WHERE o.state = 'pending' AND o.due <= ? AND {_HEAD} ORDER BY o.id LIMIT 1",
             (now,),
         ).fetchone()
         if first is None:
             return []
         rows = self._db.execute(
-            "SELECT id, workspace, target, item, key, body, attempts, maybe FROM outbox "
-            "WHERE state = 'pending' AND due <= ? AND workspace = ? AND target = ? AND item = ? "
+            "SELECT id, workspace, target, item, key, body, attempts, maybe, due FROM outbox "
+            "WHERE state = 'pending' AND workspace = ? AND target = ? AND item = ? "
             "ORDER BY id LIMIT ?",
-            (now, *first, limit),
+            (*first, limit),
         )
-        return [
-            Item(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), int(r[6]), bool(r[7]))
-            for r in rows
-        ]
+        items = []
+        for r in rows:
+            if float(r[8]) > now:
+                break
+            items.append(
+                Item(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), int(r[6]), bool(r[7]))
+            )
+        return items
 
     def next_due(self) -> float | None:
-        """When the earliest pending item is due (None: nothing pending)."""
-        (due,) = self._db.execute("SELECT min(due) FROM outbox WHERE state = 'pending'").fetchone()
+        """When the earliest group can go out: the least due of the groups' oldest pending
+        items (None: nothing pending)."""
+        (due,) = self._db.execute(
+            f"SELECT min(o.due) FROM outbox o WHERE o.state = 'pending' AND {_HEAD}"
+        ).fetchone()
         return None if due is None else float(due)
 
-    def sending(self, ids: Sequence[int]) -> None:
-        """Mark items as going out now (committed before the request)."""
-        self._set(ids, "sending = 1")
+    def sending(self, ids: Sequence[int], settles: float) -> None:
+        """Mark items as going out now (committed before the request); should the request
+        fail ambiguously, or the process stop, they are looked for no sooner than `settles`."""
+        self._set(ids, "sending = 1, settles = ?", (settles,))
+
+    def backoff(self, destination: str) -> tuple[int, float]:
+        """A destination's transient failures in a row, and the time before which nothing is
+        sent to it ((0, 0.0): none)."""
+        row = self._db.execute(
+            "SELECT failures, until FROM backoff WHERE destination = ?", (destination,)
+        ).fetchone()
+        return (0, 0.0) if row is None else (int(row[0]), float(row[1]))
+
+    def back_off(self, destination: str, failures: int, until: float) -> None:
+        """Keep a destination's failures in a row and send nothing to it before `until`."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO backoff (destination, failures, until) VALUES (?, ?, ?)",
+            (destination, failures, until),
+        )
+
+    def answered(self, destination: str) -> None:
+        """The destination answered: its backoff is over."""
+        self._db.execute("DELETE FROM backoff WHERE destination = ?", (destination,))
 
     def sent(self, ids: Sequence[int]) -> None:
         """Mark items delivered."""
         self._set(ids, "state = 'sent', sending = 0")
 
     def retry(self, ids: Sequence[int], due: float, maybe: bool, error: str, now: float) -> None:
-        """Mark items to try again at `due`, after a transient failure."""
+        """Mark items to try again at `due` (and their destination's backoff), after a
+        transient failure; `maybe` when the request may have landed."""
         self._set(
             ids,
             "attempts = attempts + 1, sending = 0, due = ?, maybe = max(maybe, ?)",
@@ -222,9 +276,14 @@ class SyncState:
         ).fetchone()[0]
         last = self._db.execute("SELECT text, at FROM errors ORDER BY id DESC LIMIT 1").fetchone()
         backing = self._db.execute(
-            "SELECT count(*) FROM outbox WHERE state = 'pending' AND attempts > 0 AND due > ?",
+            "SELECT count(*) FROM outbox WHERE state = 'pending' AND (attempts > 0 OR maybe = 1) "
+            "AND due > ?",
             (now,),
         ).fetchone()[0]
+        if pending:
+            backing += self._db.execute(
+                "SELECT count(*) FROM backoff WHERE until > ?", (now,)
+            ).fetchone()[0]
         return Counts(
             sent,
             skipped,

@@ -2,9 +2,14 @@
 
 One `step()` does one thing: it reads the sessions whose logs changed and queues their new
 decisions, or sends one batch (oldest first, at most 100 messages, one workspace and session).
-Transient failures (network, timeout, 429, 5xx) wait a capped exponential backoff with jitter;
-other failures fail the items with their kind. After an ambiguous failure the items are looked
-for (the session's messages listed by their `key`) and only those that did not land are sent.
+Transient failures (network, timeout, 429, 5xx) back off the destination (the Honcho server):
+nothing at all is sent there until a capped exponential backoff with jitter has passed, whatever
+the batch or session. Other failures fail the items with their kind.
+
+After an ambiguous failure (or a restart that found a batch going out) the request may still be
+committing in Honcho: its items wait until it has surely settled (its send time, the timeout
+and `grace`, kept in the state before the request goes out), then are looked for (the
+session's messages listed by their `key`) and only those that did not land are sent.
 """
 
 from __future__ import annotations
@@ -115,7 +120,10 @@ class Worker:
         files: tuple[FileSpec, ...] = DEFAULT_FILES,
         backoff: Backoff = Backoff(),
         timeout: float = 10.0,
+        grace: float | None = None,
     ) -> None:
+        """`timeout`: each request's limit (seconds); `grace`: how long past it a request the
+        client gave up on may still commit in Honcho (default: the timeout again)."""
         self.sessions = sessions
         self.state = state
         self.honcho = honcho
@@ -124,7 +132,11 @@ class Worker:
         self.files = files
         self.backoff = backoff
         self.timeout = timeout
+        self.grace = timeout if grace is None else grace
+        self.destination = honcho.url
         self._ready: set[tuple[str, str]] = set()
+        self._settles: float | None = None
+        self._offset = 0.0
 
     def scan(self) -> int:
         """Decide the new finished turns of every changed session, and queue the conclusions
@@ -172,27 +184,60 @@ class Worker:
         return len(decisions)
 
     def send(self, now: float | None = None) -> int:
-        """Send one batch that is due; how many items it delivered."""
+        """Send one batch that is due, unless the destination is backing off; how many items
+        it delivered."""
         now = time.time() if now is None else now
+        failures, until = self.state.backoff(self.destination)
+        if until > now:
+            return 0
         items = self.state.due(now, MAX_BATCH)
         if not items:
             return 0
         ids = [item.id for item in items]
+        self._offset = now - time.monotonic()
+        self._settles = None
         try:
             if items[0].item == "message":
                 delivered = self._send_messages(items)
             else:
                 delivered = self._send_conclusions(items)
         except HonchoError as e:
+            heard = self._clock()
             if e.transient:
-                delay = self.backoff.delay(items[0].attempts + 1)
-                self.state.retry(ids, now + delay, e.ambiguous, str(e), now)
+                until = heard + self.backoff.delay(failures + 1)
+                self.state.back_off(self.destination, failures + 1, until)
+                due = heard
+                if e.ambiguous and self._settles is not None:
+                    # The batch went out and may still be committing: wait it out.
+                    due = max(self._settles, heard + self.grace)
+                self.state.retry(ids, due, e.ambiguous, str(e), heard)
             else:
-                self.state.fail(ids, e.kind, e.status, str(e), now)
+                self.state.answered(self.destination)
+                self.state.fail(ids, e.kind, e.status, str(e), heard)
             log.warning("honcho: %s", e)
             return 0
+        if failures:
+            self.state.answered(self.destination)
         self.state.sent(ids)
         return delivered
+
+    def _clock(self) -> float:
+        """The time, on the clock of the `now` that `send` was given."""
+        return time.monotonic() + self._offset
+
+    def _going_out(self, items: list[Item]) -> None:
+        """Keep, before the request goes out, that these items are going and when a request
+        sent now has surely settled in Honcho (committed or not) should the client give up."""
+        self._settles = self._clock() + self.timeout + self.grace
+        self.state.sending([item.id for item in items], self._settles)
+
+    def next_due(self) -> float | None:
+        """When something can next be sent: the earliest due batch, not before its
+        destination's backoff ends (None: nothing pending)."""
+        due = self.state.next_due()
+        if due is None:
+            return None
+        return max(due, self.state.backoff(self.destination)[1])
 
     def _send_messages(self, items: list[Item]) -> int:
         workspace, session = items[0].workspace, items[0].target
@@ -213,7 +258,7 @@ class Worker:
             peers = sorted({str(item.body["peer_id"]) for item in items})
             self.honcho.session(workspace, session, peers, timeout=self.timeout)
             self._ready.add((workspace, session))
-        self.state.sending([item.id for item in items])
+        self._going_out(items)
         messages = [
             MessageIn(
                 str(i.body["peer_id"]),
@@ -233,7 +278,7 @@ class Worker:
             for peer in sorted({str(item.body["observer_id"]) for item in items}):
                 self.honcho.peer(workspace, peer, timeout=self.timeout)
             self._ready.add((workspace, ""))
-        self.state.sending([item.id for item in items])
+        self._going_out(items)
         conclusions = [
             ConclusionIn(
                 str(i.body["content"]), str(i.body["observer_id"]), str(i.body["observed_id"])
@@ -283,7 +328,7 @@ class Worker:
             delivered = self.send()
             if on_send is not None:
                 on_send(delivered)
-            due = self.state.next_due()
+            due = self.next_due()
             now = time.time()
             if due is None:
                 return True
@@ -291,7 +336,7 @@ class Worker:
                 return False
             if due > now:
                 stop.wait(min(due, deadline) - now)
-        return self.state.next_due() is None
+        return self.next_due() is None
 
     def run(self, stop: threading.Event, interval: float = 1.0) -> None:
         """The daemon's loop: step until `stop`, waking at least every `interval` seconds."""
@@ -302,6 +347,6 @@ class Worker:
                 log.exception("honcho: the worker's step failed")
                 moved = 0
             if not moved:
-                due = self.state.next_due()
+                due = self.next_due()
                 wait = interval if due is None else max(0.0, min(interval, due - time.time()))
                 stop.wait(wait)
