@@ -136,3 +136,38 @@ def test_recall_for_a_session_shows_nothing_above_its_class(home: Home) -> None:
         assert said == shown, (session, done.stdout)
     everything = memoryd("recall", "harbour", "-k", "20", home=home).stdout
     assert all(f"{c} words" in everything for c in ("public", "private", "secret"))
+
+
+def test_the_home_option_may_come_before_the_command(home: Home, tmp_path: Path) -> None:
+    other = Home(tmp_path / "other").create()
+    third = Home(tmp_path / "third").create()
+    write_log(other, "s1", turn("narwhal", "x"))
+    write_log(third, "s1", turn("narwhal from the third", "x"))
+    done = memoryd("--home", str(other.root), "recall", "narwhal", home=home)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "narwhal" in done.stdout and "third" not in done.stdout
+    # The command's own --home wins over the group's.
+    both = memoryd("--home", str(other.root), "recall", "narwhal", "--home", str(third.root))
+    assert "narwhal from the third" in both.stdout
+    # Every command takes it, the memory group's included.
+    added = memoryd("--home", str(other.root), "memory", "add", "notes.md", "an otter")
+    assert added.returncode == 0, added.stderr
+    assert "an otter" in memoryd("--home", str(other.root), "memory", "show", "notes.md").stdout
+    assert not (home.memory / "notes.md").exists()
+    status = memoryd("--home", str(other.root), "status", "--json", home=home)
+    assert json.loads(status.stdout)["home"] == str(other.root)
+
+
+def test_an_untranslated_os_error_is_one_line_and_no_space_is_exit_75(home: Home) -> None:
+    code = (
+        "import errno, os, sys, memoryd.cli as cli\n"
+        "def full(*a, **k): raise OSError(errno.ENOSPC, 'No space left on device', 'x.db')\n"
+        "cli.resolve = full\n"
+        "sys.argv = ['memoryd', 'status']\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 75
+    assert done.stderr == (
+        "memoryd: no space left on the device holding x.db: free some space, then try again\n"
+    )

@@ -216,3 +216,23 @@ def test_no_line_of_a_block_but_its_sections_reads_as_structure(
 def test_inert_is_a_fixed_point(text: str) -> None:
     once = inert(text)
     assert inert(once) == once
+
+
+def test_a_file_that_is_not_utf8_is_left_out_of_the_block_with_a_line_saying_why(
+    home: Home,
+) -> None:
+    memory = memory_of(home, (*DEFAULT_FILES, VAULT))
+    add(memory, "I am boxmaker.", file="self.md")
+    (home.memory / "notes.md").write_bytes(b"the boat \xff\xfe is blue\n")
+    (home.memory / "vault.md").write_bytes(b"\xc3\x28 a secret\n")
+    block = memory_block(memory, "s1")
+    assert "\ufffd" not in block.text and "boat" not in block.text
+    assert "## notes.md (left out: not UTF-8, so it fails the check; run `memoryd check`)" in (
+        block.text.splitlines()
+    )
+    assert "I am boxmaker." in block.text
+    # A file above the session's class stays out without a word, UTF-8 or not.
+    write_log(home, "s1", [{"type": "session", "class": "private"}])
+    assert "vault.md" not in memory_block(memory, "s1").text
+    # Nothing of a file left out is shown: its class does not raise the label.
+    assert render_block([(VAULT, None)], DataClass.SECRET).label == Label(DataClass.PRIVATE, False)

@@ -158,3 +158,19 @@ def test_a_session_id_is_checked_and_never_echoed(home: Home) -> None:
             assert "not a session id" in done.stderr
             assert bad not in done.stderr and KEY[6:] not in done.stderr
     assert not (home.memory / "journal.jsonl").exists()
+
+
+def test_block_never_sends_what_check_refuses(home: Home) -> None:
+    ok("memory", "add", "self.md", "I am boxmaker.", home=home)
+    (home.memory / "notes.md").write_bytes(b"the boat \xff is blue\n")
+    checked = memoryd("check", home=home)
+    assert checked.returncode == 1
+    assert "notes.md: not UTF-8" in checked.stdout
+    block = memoryd("block", home=home)
+    assert block.returncode == 0, block.stderr
+    assert "\ufffd" not in block.stdout and "the boat" not in block.stdout
+    assert "notes.md (left out: not UTF-8" in block.stdout
+    assert "I am boxmaker." in block.stdout
+    shown = ok("memory", "show", "notes.md", home=home)
+    assert "not UTF-8, left out of the block" in shown.splitlines()[0]
+    assert "left out" not in ok("memory", "show", "self.md", home=home)

@@ -8,21 +8,27 @@ Every error says what went wrong and what the person reading it should do next::
     ├── DamagedLogError           a session log line is damaged (names file and line)
     ├── RecallError               a recall's arguments are out of range
     ├── IndexStoreError           the SQLite index failed (sqlite3 errors, translated)
+    │   ├── IndexDamagedError     the index is not a database or is malformed (rebuilt)
+    │   └── IndexFullError        no space left for the index (also a NoSpaceError)
     ├── MemoryEditError           a memory edit or undo is refused (OLD, taint, class, file)
     │   └── NoSuchFileError       the daemon was asked for a memory file there is not
     ├── CheckError                memory content fails the check (lists every problem)
     ├── JournalError              the journal is damaged, or a memory file cannot be written
+    │   └── JournalFullError      no space left for an edit (also a NoSpaceError)
+    ├── NoSpaceError              the device is full: nothing was written (CLI exit status 75)
     ├── LockError                 another writer held the home's lock too long
     ├── RecordError               a record sent to the daemon to append is not a valid record
     ├── DaemonError               the daemon refused a request or cannot be reached (client)
     └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
 
-Lower-layer errors (sqlite3, OSError) are translated at the edge; the CLI maps the tree to exit
-statuses and nothing else does.
+Lower-layer errors (sqlite3, OSError) are translated at the edge (`disk_problem` says what an
+OSError means and what to do); the CLI maps the tree to exit statuses and nothing else does.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 from memoryd.secrets import redact
@@ -69,6 +75,36 @@ class IndexStoreError(MemorydError):
     """The SQLite index could not be read or written."""
 
 
+class IndexDamagedError(IndexStoreError):
+    """The index file is not a database or is malformed (SQLITE_NOTADB, SQLITE_CORRUPT): it is
+    derived data, rebuilt from the session logs and the journal. `problem` says what is wrong."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = redact(problem)
+        super().__init__(
+            f"the index {path} is damaged ({problem}): run `memoryd reindex` to rebuild it from "
+            "the session logs and the journal (nothing is lost: it holds only what they do)"
+        )
+
+    @property
+    def rebuilding(self) -> str:
+        """The warning of a command that rebuilds the index itself."""
+        return (
+            f"the index {self.path} is damaged ({self.problem}): rebuilding it from the session "
+            "logs and the journal"
+        )
+
+
+class NoSpaceError(MemorydError):
+    """The device holding a file memoryd writes has no space left (ENOSPC, EDQUOT, SQLITE_FULL):
+    what was being written was not written; free some space, then try again."""
+
+
+class IndexFullError(IndexStoreError, NoSpaceError):
+    """No space left to write the index (nothing is lost: it is rebuilt from the logs)."""
+
+
 class MemoryEditError(MemorydError):
     """A memory edit or undo is refused: OLD matches no entry or several, the session is
     tainted or public, the file is unknown, or the edit changes nothing."""
@@ -88,6 +124,10 @@ class CheckError(MemorydError):
 
 class JournalError(MemorydError):
     """The journal is damaged or cannot be written, or a memory file cannot be replaced."""
+
+
+class JournalFullError(JournalError, NoSpaceError):
+    """No space left to journal an edit or replace its file: the edit was not made."""
 
 
 class LockError(MemorydError):
@@ -136,6 +176,33 @@ class HonchoError(MemorydError):
     def transient(self) -> bool:
         """Whether trying again later may succeed (network, timeout, 429, 5xx)."""
         return self.kind in self.TRANSIENT
+
+
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""The errnos of a full device (or a full quota)."""
+
+
+def disk_problem(e: OSError, path: Path | str | None = None) -> str:
+    """What an OSError on `path` (else the file it names) means, and what to do: permission
+    denied, a read-only file system, no space left, an I/O error; else its own words."""
+    where = path if path is not None else (e.filename if e.filename is not None else "a file")
+    match e.errno:
+        case errno.ENOSPC | errno.EDQUOT:
+            return f"no space left on the device holding {where}: free some space, then try again"
+        case errno.EACCES | errno.EPERM:
+            return (
+                f"permission denied on {where}: make it and its folder readable and writable by "
+                f"uid {os.geteuid()} (ls -ld it), or use another --home"
+            )
+        case errno.EROFS:
+            return (
+                f"{where} is on a read-only file system: remount it read-write, or use a home on "
+                "a writable one (--home DIR)"
+            )
+        case errno.EIO:
+            return f"an I/O error on {where}: the disk may be failing; check the system log (dmesg)"
+        case _:
+            return f"{where}: {e.strerror or e}"
 
 
 def _honcho_message(kind: str, status: int) -> str:

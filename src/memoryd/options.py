@@ -13,13 +13,27 @@ from memoryd.labels import Label
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+GROUP_HOME = "group_home"
+"""The name of `memoryd --home DIR` (before the command) among the top group's parameters."""
+
+
+def _or_group_home(context: click.Context, _: click.Parameter, value: str | None) -> str | None:
+    # `memoryd --home H recall x`: the option before the command is the group's; the command's
+    # own, when both are given, wins.
+    if value is not None:
+        return value
+    found = context.find_root().params.get(GROUP_HOME)
+    return found if isinstance(found, str) else None
+
+
 def home_option(command: F) -> F:
-    """The `--home DIR` option every command takes."""
+    """The `--home DIR` option every command takes (also taken before the command)."""
     return click.option(
         "--home",
         "home_dir",
         type=click.Path(file_okay=False),
         default=None,
+        callback=_or_group_home,
         help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",
     )(command)
 

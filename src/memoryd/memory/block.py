@@ -11,6 +11,11 @@ A file edited by hand may fail the check; its entries still reach the model safe
 (they would hide instructions from the person reading the file, not from the model), and a
 backslash put before every line that begins like a section heading or an item header, so that
 the only lines of the block that read as structure are its own `## ` lines.
+
+A file that is not UTF-8 is left out whole: its bytes cannot be shown as they are, and a block
+that showed them decoded some other way would send what `memoryd check` refuses. Its section is
+one line saying so (`## notes.md (left out: not UTF-8; run `memoryd check`)`): a loop still gets
+a block, and whoever reads it learns why a file is missing.
 """
 
 from __future__ import annotations
@@ -63,12 +68,24 @@ def header(spec: FileSpec, doc: Document) -> str:
     return f"## {spec.name} ({used(doc.entries):,}/{spec.budget:,} characters)"
 
 
-def render_block(files: Iterable[tuple[FileSpec, Document]], session_class: DataClass) -> Block:
-    """The block of a session of class `session_class`, from the files in their order."""
+def left_out(spec: FileSpec) -> str:
+    """The section of a file the block leaves out because it is not UTF-8."""
+    return f"## {spec.name} (left out: not UTF-8, so it fails the check; run `memoryd check`)"
+
+
+def render_block(
+    files: Iterable[tuple[FileSpec, Document | None]], session_class: DataClass
+) -> Block:
+    """The block of a session of class `session_class`, from the files in their order (a
+    file whose document is None is not UTF-8: `left_out`)."""
     sections = []
     classes = []
     for spec, doc in files:
         if spec.data_class > session_class:
+            continue
+        if doc is None:
+            # Nothing of the file is shown: its class does not raise the label.
+            sections.append(left_out(spec))
             continue
         body = SEPARATOR.join(inert(shown(entry)) for entry in doc.entries)
         sections.append(header(spec, doc) + ("\n" + body if body else ""))
@@ -81,8 +98,12 @@ def memory_block(memory: Memory, session: str | None) -> Block:
     data_class = DataClass.PRIVATE
     if session is not None:
         data_class = trust(memory.sessions, session).data_class
-    files = [
-        (spec, parse(read_file(memory.path(spec)).decode("utf-8", "replace")))
-        for spec in ordered(memory.files)
-    ]
+    files = [(spec, _document(read_file(memory.path(spec)))) for spec in ordered(memory.files)]
     return render_block(files, data_class)
+
+
+def _document(content: bytes) -> Document | None:
+    try:
+        return parse(content.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None

@@ -77,11 +77,15 @@ def show_command(file: str | None, home_dir: str | None) -> None:
     memory = recovered(_home(home_dir))
     specs = (find(memory, file),) if file else memory.files
     for n, spec in enumerate(specs):
-        text = read_file(memory.path(spec)).decode("utf-8", "replace")
+        raw = read_file(memory.path(spec))
+        text = raw.decode("utf-8", "replace")
         if n:
             click.echo()
         used = usage(spec, parse(text).entries).partition(": ")[2]
-        click.echo(f"## {spec.name} ({used}, {spec.data_class})")
+        # The owner sees a file that is not UTF-8 (U+FFFD for its bad bytes), told why the
+        # block leaves it out.
+        bad = "" if text.encode("utf-8") == raw else "; not UTF-8, left out of the block"
+        click.echo(f"## {spec.name} ({used}, {spec.data_class}{bad})")
         if text:
             # A file edited by hand may hold a key or a tag; what is shown never does.
             text = shown(text)

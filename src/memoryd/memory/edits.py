@@ -3,7 +3,9 @@
 An edit is decided from the file as it is (`decide`, pure: OLD must match exactly one entry),
 its result is checked (`check_text`: refused whole, with every problem, when it fails), and only
 then written: the journal line first, then the file (`journal`). A writer holds the home's lock
-and recovers before it reads, so an edit never starts from a file a crash left behind.
+and recovers before it reads, so an edit never starts from a file a crash left behind. When the
+file cannot be replaced (no space left, say), the line is taken back: the edit is not made, and
+no later recovery makes it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memoryd.errors import CheckError, MemoryEditError
+from memoryd.errors import CheckError, JournalError, MemoryEditError
 from memoryd.lock import locked
 from memoryd.memory.check import check, check_text
 from memoryd.memory.files import (
@@ -37,6 +39,7 @@ from memoryd.memory.journal import (
     replace,
     sha256,
     stamp,
+    take_back,
 )
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.trust import refuse, trust
@@ -193,8 +196,11 @@ def _write(
         added=tuple(added),
         undoes=intent.undoes,
     )
-    append(memory.journal, line)
-    replace(memory.path(spec), new)
+    size = append(memory.journal, line)
+    try:
+        replace(memory.path(spec), new)
+    except JournalError as e:
+        raise take_back(memory.journal, size, e) from e
     return Done(line, usage(spec, new_doc.entries))
 
 

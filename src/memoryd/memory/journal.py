@@ -3,8 +3,10 @@
 `memory/journal.jsonl` holds one line per change. An edit appends its line and fsyncs the
 journal before it replaces the file (temporary file, fsync, rename, fsync the folder), so a
 crash leaves the file either as it was, with the line saying what to do (`recovery` applies it
-again), or as the line says it is now. The journal never holds a secret: entries are written
-with their secrets removed. This module holds the line format and the file operations.
+again), or as the line says it is now. A replace that fails without a crash (no space left, say)
+takes its line back (`take_back`): an edit reported failed is never applied later. The journal
+never holds a secret: entries are written with their secrets removed. This module holds the
+line format and the file operations.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import HomeError, JournalError
+from memoryd.errors import NO_SPACE, HomeError, JournalError, JournalFullError, disk_problem
 from memoryd.home import link_message, make_folder, open_private
 from memoryd.labels import DataClass
 from memoryd.memory.files import FILE_NAME, parse
@@ -275,13 +277,22 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def append(path: Path, line: Line) -> None:
-    """Append `line` to the journal and fsync it: the edit is decided once this returns."""
+def failed(message: str, e: OSError, path: Path, then: str = "") -> JournalError:
+    """The error of an OSError writing `path` (the journal or a memory file): `message`, what
+    the OSError means and what to do, then `then` (JournalFullError when the device is full)."""
+    kind = JournalFullError if e.errno in NO_SPACE else JournalError
+    return kind(f"{message}: {disk_problem(e, path)}{then}")
+
+
+def append(path: Path, line: Line) -> int:
+    """Append `line` to the journal and fsync it: the edit is decided once this returns. The
+    journal's length before the line, for `take_back`."""
     data = (line.to_json() + "\n").encode("utf-8")
     try:
         new = not os.path.lexists(path)
         make_folder(path.parent)
         with os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as f:
+            f.seek(0, os.SEEK_END)
             size = f.tell()
             try:
                 f.write(data)
@@ -295,7 +306,29 @@ def append(path: Path, line: Line) -> None:
         if new:
             fsync_folder(path.parent)
     except OSError as e:
-        raise JournalError(f"cannot write the journal {path}: {e}; nothing was changed") from e
+        raise failed("cannot write the journal", e, path, "; nothing was changed") from e
+    return size
+
+
+def take_back(path: Path, size: int, error: JournalError) -> JournalError:
+    """After the file of the journal's last line could not be replaced (the caller holds the
+    home's lock): truncate the journal to `size`, its length before that line, so that no
+    later recovery applies an edit reported failed. The error to raise: `error`, saying that
+    nothing was changed, or, when the line cannot be taken back either, that it stays in the
+    journal and the next memoryd command that can write the file applies it."""
+    try:
+        fd = open_private(path, os.O_RDWR)
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        return type(error)(
+            f"{error}; the edit could not be taken back from the journal either "
+            f"({disk_problem(e)}): the next memoryd command that can write the file applies it"
+        )
+    return type(error)(f"{error}; nothing was changed")
 
 
 def temporary(path: Path) -> Path:
@@ -316,17 +349,24 @@ def replace(path: Path, content: bytes) -> None:
         # made only if nothing took the name meanwhile: nothing is written through a link.
         temp.unlink(missing_ok=True)
         fd = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-        fsync_folder(path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, path)
+        except OSError:
+            # Nothing half-made is left behind (a full disk leaves a short temporary file).
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
+            raise
     except OSError as e:
-        raise JournalError(
-            f"cannot replace {path}: {e}; the edit is in the journal and the next memoryd "
-            "command applies it again"
-        ) from e
+        raise failed(f"cannot replace {path.name}", e, path) from e
+    # The rename is done: the file is the new one. Its folder's fsync only makes the rename
+    # outlive a crash, after which recovery would apply the journal line again: a failure here
+    # does not undo the edit.
+    with contextlib.suppress(OSError):
+        fsync_folder(path.parent)
 
 
 def entries_of(content: bytes) -> tuple[str, ...]:

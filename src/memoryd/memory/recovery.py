@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memoryd.errors import JournalError
+from memoryd.errors import JournalError, disk_problem
 from memoryd.home import open_private
 from memoryd.lock import locked
 from memoryd.memory.files import Memory, change, parse, render, shown_name
@@ -124,10 +124,18 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
         for leftover in todo.leftovers:
             leftover.unlink(missing_ok=True)
     except OSError as e:
-        raise JournalError(f"cannot recover the memory files in {memory.folder}: {e}") from e
+        raise JournalError(
+            f"cannot recover the memory files in {memory.folder}: {disk_problem(e)}"
+        ) from e
     if todo.again is not None:
         path = memory.folder / todo.again.file
-        replace(path, again(todo.again, read_file(path)))
+        try:
+            replace(path, again(todo.again, read_file(path)))
+        except JournalError as e:
+            # The line was written before a crash: it stays, and the next command tries again.
+            raise type(e)(
+                f"{e}; journal line {todo.again.id} is applied when memoryd next can"
+            ) from e
     if not todo.external:
         return []
     lines = _every_line(memory)

@@ -38,7 +38,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from memoryd import config as config_file
-from memoryd.errors import HomeError, MemorydError
+from memoryd.errors import NO_SPACE, HomeError, MemorydError, NoSpaceError, disk_problem
 from memoryd.home import Home, link_message, open_private
 from memoryd.honcho import run as honcho_run
 from memoryd.serve.app import Guard, create_app
@@ -140,7 +140,10 @@ def _kept_token(path: Path) -> str:
 def claimed(home: Home) -> Iterator[None]:
     """Hold the home for this daemon; an error when another daemon serves it."""
     path = home.root / "memoryd.pid"
-    fd = open_private(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fd = open_private(path, os.O_RDWR | os.O_CREAT)
+    except OSError as e:
+        raise _pid_error(path, e) from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -157,8 +160,15 @@ def claimed(home: Home) -> Iterator[None]:
                 f"the memoryd serving this home ({home.root}) stopped as this one started: "
                 "start this one again"
             )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as e:
+            # Nothing half-made is left: an empty pid file would name no daemon.
+            if _ours(fd, path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise _pid_error(path, e) from e
         try:
             yield
         finally:
@@ -179,6 +189,12 @@ def _ours(fd: int, path: Path) -> bool:
         return os.path.samestat(os.fstat(fd), path.lstat())
     except FileNotFoundError:
         return False
+
+
+def _pid_error(path: Path, e: OSError) -> MemorydError:
+    # A full disk or a read-only home stops the daemon at start with one line, not a traceback.
+    problem = f"cannot write the pid file: {disk_problem(e, path)}"
+    return NoSpaceError(problem) if e.errno in NO_SPACE else HomeError(problem)
 
 
 def bind_unix(path: Path) -> socket.socket:
