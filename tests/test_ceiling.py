@@ -60,10 +60,11 @@ def test_a_session_is_shown_items_at_or_below_its_class(
 def test_the_ceiling_holds_for_every_way_the_search_ranks(home: Home, index: Index) -> None:
     # Many items holding every term (FTS5 ranks), a few (ranked here), some terms only.
     for n in range(30):
-        write_log(home, f"x{n}", [{"type": "session", "class": "secret"}, *turn("kayak red", "")])
+        secret = [{"type": "session", "class": "secret"}, *turn(f"the kayak red {n}", "")]
+        write_log(home, f"x{n}", secret)
     write_log(home, "pub", [{"type": "session", "class": "public"}, *turn("kayak blue", "ok")])
     catch_up(index, home.sessions, Names("boxmaker", "kyle"))
-    for query in ("kayak", "kayak red", "kayak blue", "red blue kayak", "red"):
+    for query in ("kayak", "kayak red", "kayak blue", "red blue kayak", "red", "the red kayak"):
         text = recall(index, query, 20, "pub", NOW, home.recalls).text
         assert "secret" not in text, query
 

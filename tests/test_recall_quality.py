@@ -76,6 +76,8 @@ def test_python_stems_equal_fts5s_on_a_large_random_vocabulary() -> None:
     fts5 = dict(conn.execute("SELECT doc, term FROM v"))
     differ = [w for n, w in enumerate(listed, 1) if fts5[n] != stem(tokens(w)[0])]
     assert differ == []
+    # `ranking` looks a token up only when its first letter starts a stem of the query.
+    assert all(stem(tokens(w)[0])[:1] == tokens(w)[0][:1] for w in listed)
     assert len(listed) > 20_000
 
 
@@ -179,3 +181,25 @@ def test_an_item_text_is_as_written(home: Home, index: Index, tmp_path: Path) ->
     )
     indexed(home, index)
     assert recall(index, "travel", 5, None, NOW, home.recalls).text.endswith("  Travelled!")
+
+
+def test_an_item_holding_the_function_words_too_comes_first(home: Home, index: Index) -> None:
+    for n in range(3):
+        write_log(home, f"s{n}", turn("sold boat", "-"))
+    write_log(home, "whole", turn("we sold the boat that leaked badly", "-"))
+    indexed(home, index)
+    for k in (1, 5):
+        assert keys(index, "the boat that we sold", k)[0] == "whole:1:user"
+
+
+def test_function_words_weigh_a_little_among_items_a_content_word_found(
+    home: Home, index: Index
+) -> None:
+    for n in range(20):
+        write_log(home, f"f{n}", turn("filler words here", "-"))
+    write_log(home, "s1", turn("boat xx yy", "-"))
+    write_log(home, "s2", turn("boat the yy", "-"))
+    write_log(home, "s3", turn("boat boat yy", "-"))
+    indexed(home, index)
+    # `the` lifts s2 over s1, its equal but older; `boat` twice outweighs it.
+    assert keys(index, "the boat with", 3) == ["s3:1:user", "s2:1:user", "s1:1:user"]

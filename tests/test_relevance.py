@@ -11,8 +11,8 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.relevance import CLOSE, OPEN, bm25, fold, idf, marked, stems, tokens
-from memoryd.stems import stem
 from memoryd.search import Costs, Weights, every, every_term, search, some, terms
+from memoryd.stems import stem
 
 WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉCOLE", "x1", "42"]
 
@@ -120,11 +120,9 @@ def test_both_parts_give_fts5s_ranking_every_term_rows_first_then_all_but_one(
         found = terms(query)
         scores = fts5_scores(index, some(found))
         held = {i: sum(i in fts5_scores(index, some([t])) for t in found) for i in scores}
-
-        def tier(i: int, n: int = len(found)) -> int:
-            return 0 if held[i] == n else 1 if n >= 3 and held[i] == n - 1 else 2
-
-        expected = sorted(scores, key=lambda i: (tier(i), -scores[i], i))[:12]
+        n = len(found)
+        tier = {i: 0 if h == n else 1 if 3 <= n <= 4 and h == n - 1 else 2 for i, h in held.items()}
+        expected = sorted(scores, key=lambda i: (tier[i], -scores[i], i))[:12]
         hits = search(index, found, 12, floor=10**9, costs=costs)
         assert [scores[h.id] for h in hits] == pytest.approx([scores[i] for i in expected])
 

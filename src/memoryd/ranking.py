@@ -3,9 +3,11 @@ before its other forms, the conversation around an item, and each text once.
 
 Pure: the search fetches the candidates and their neighbours; this orders them.
 
-- **Tiers.** Items holding every term come first; for a query of three or four terms, then
-  the items holding all but one (a few words with one the item lacks still find it: a longer
-  question's words are rarely all in its answer, and bm25 weighs them better); then the rest.
+- **Tiers.** Items holding every word of the query come first, then those holding every word
+  it is about (its function words aside: `stopwords`); for a query of three or four such
+  words, then the items holding all but one (a few words with one the item lacks still find
+  it: a longer question's words are rarely all in its answer, and bm25 weighs them better);
+  then the rest.
 - **Score.** bm25 (FTS5's formula, `relevance.bm25`) over the query's stems, where an
   occurrence of a word only in another form (`travel` for `travelled`) counts `STEM_ONLY`.
 - **Neighbours.** An answer is often the reply to the message that matched, or the message
@@ -17,6 +19,7 @@ Pure: the search fetches the candidates and their neighbours; this orders them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -37,45 +40,60 @@ class Query:
     """What the ranking needs of a query: its stems in order, each with the forms written."""
 
     forms: dict[str, tuple[str, ...]]
+    content: frozenset[str]
 
     @classmethod
-    def of(cls, words: list[str]) -> Query:
-        """The query of these folded content tokens."""
+    def of(cls, words: list[str], content: list[str]) -> Query:
+        """The query of these folded tokens, `content` those it is about (`stopwords`)."""
         forms: dict[str, tuple[str, ...]] = {}
         for word in words:
             forms[stem(word)] = (*forms.get(stem(word), ()), word)
-        return cls(forms)
+        return cls(forms, frozenset(stem(word) for word in content))
 
     @property
     def stems(self) -> list[str]:
         """The query's stems, each once, in the order written."""
         return list(self.forms)
 
-    @property
-    def words(self) -> list[str]:
-        """One word as written for each stem, in the same order (FTS5 stems it again)."""
-        return [written[0] for written in self.forms.values()]
+    @functools.cached_property
+    def starts(self) -> frozenset[str]:
+        """The first letters of the stems: a stem keeps its word's first letter (Porter changes
+        only suffixes), so a token starting otherwise is not stemmed to be looked up."""
+        return frozenset(s[0] for s in self.forms)
+
+    def words(self, stems: Iterable[str]) -> list[str]:
+        """One word as written for each of `stems` (FTS5 stems it again)."""
+        return [self.forms[s][0] for s in stems]
 
 
 @dataclass(frozen=True)
 class Scored:
-    """A candidate with how many of the query's stems it holds and its bm25 score."""
+    """A candidate with how many of the query's content stems it holds, whether it holds every
+    stem (its function words too), and its bm25 score."""
 
     hit: Hit
     held: int
+    whole: bool
     score: float
 
 
-def score(text: str, query: Query, idf: dict[str, float], average: float) -> tuple[int, float]:
-    """How many of the query's stems `text` holds, and its bm25 score over them."""
+def score(
+    text: str, query: Query, idf: dict[str, float], average: float
+) -> tuple[int, bool, float]:
+    """How many of the query's content stems `text` holds, whether it holds every stem, and its
+    bm25 score over all of them (a function word adds a little to an item a content word found)."""
     counts: dict[str, float] = {}
     found = tokens(text)
+    starts = query.starts
     for token in found:
+        if token[0] not in starts:
+            continue
         s = stem(token)
         written = query.forms.get(s)
         if written is not None:
             counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
-    return len(counts), bm25(counts, len(found), idf, average)
+    held = len(query.content.intersection(counts))
+    return held, len(counts) == len(query.forms), bm25(counts, len(found), idf, average)
 
 
 def neighbours(key: str) -> tuple[str, ...]:
@@ -99,9 +117,11 @@ def ranked(candidates: Iterable[Scored], around: dict[str, float], terms: int, k
     key) added, older first on a tie; each speaker's text once."""
 
     def tier(found: Scored) -> int:
-        if found.held >= terms:
+        if found.whole:
             return 0
-        return 1 if 3 <= terms <= 4 and found.held == terms - 1 else 2
+        if found.held >= terms:
+            return 1
+        return 2 if 3 <= terms <= 4 and found.held == terms - 1 else 3
 
     def boosted(found: Scored) -> float:
         return found.score + NEIGHBOURS * sum(

@@ -33,9 +33,13 @@ COMMON_SHARE = 0.01
 COMMON_FLOOR = 1_000
 """A term held by fewer items than this is never common: reading its rows costs little."""
 
-POOL_PER_K = 4
-POOL_MIN = 40
-"""The candidates ranked: the best `max(4 k, 40)` of each part, so that neighbours, the words
+FUNCTION = 0.1
+"""What a function word weighs in a score, next to 1 for a word the query is about: enough to
+order items a content word found, too little to lift one over another content word."""
+
+POOL_PER_K = 2
+POOL_MIN = 10
+"""The candidates ranked: the best `max(2 k, 20)` of each part, so that neighbours, the words
 as written and duplicates can reorder what FTS5 ranked first."""
 
 
@@ -123,32 +127,69 @@ def search(
     allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
     classes = None if len(allowed) == len(DataClass) else allowed
     # The index's own tokens: a term Python splits differently (`x²`) becomes what FTS5 sees.
-    words = content(list(dict.fromkeys(t for term in found for t in tokens(term))))
-    if not words:
+    every_token = list(dict.fromkeys(t for term in found for t in tokens(term)))
+    if not every_token:
         return []
-    query = Query.of(words)
-    unique = query.words
+    query = Query.of(every_token, content(every_token))
+    about = [s for s in query.stems if s in query.content]
+    words = query.words(about)
     items, tokens_held = index.counts()
-    documents = index.documents(unique)
+    documents = index.documents(query.words(query.stems))
     average = tokens_held / items if items else 0.0
-    idf_of = {s: idf(documents[word], items) for s, word in zip(query.stems, unique, strict=True)}
+    idf_of = {
+        s: idf(documents[query.forms[s][0]], items) * (1.0 if s in query.content else FUNCTION)
+        for s in query.stems
+    }
+    if len(query.stems) == 1:
+        # One word: FTS5's best (twice `k`, for duplicates), the word as written first; no
+        # neighbour is read, so a one-word recall costs what the raw query does.
+        best = index.search(some(words), 2 * k, classes)
+        return ranked(
+            [Scored(h, *score(h.item.text, query, idf_of, average)) for h in best], {}, 1, k
+        )
     pool = max(k * POOL_PER_K, POOL_MIN)
-    if len(unique) == 1:
-        candidates = index.search(some(unique), pool, classes)
-    else:
-        weights = Weights(idf_of, average)
-        budget = min(costs.scored, sum(documents.values()) // costs.postings_per_row)
-        candidates = every_term(index, unique, weights, budget, pool, classes)
+    candidates: list[Hit] = []
+    if len(about) < len(query.stems):
+        # The items holding the function words too come first, and are far fewer when a
+        # content word is common: when they fill `k`, no common word's rows are all ranked.
+        everything = query.words(query.stems)
+        candidates = _every(
+            index, everything, Weights(idf_of, average), documents, pool, costs, classes
+        )
+    if _distinct(candidates) < k:
+        weights = Weights({s: idf_of[s] for s in about}, average)
         seen = {hit.id for hit in candidates}
-        kept = rarer(documents, items, floor=floor)
+        found_all = _every(index, words, weights, documents, pool, costs, classes)
+        candidates += [hit for hit in found_all if hit.id not in seen]
+    if _distinct(candidates) < k:
+        # Items holding every term come first: only when fewer than `k` do, the rest is read.
+        kept = rarer({w: documents[w] for w in words}, items, floor=floor)
+        seen = {hit.id for hit in candidates}
         candidates += _ranked_by_fts5(index, some(kept), pool, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
     around = {
-        hit.item.key: score(hit.item.text, query, idf_of, average)[1]
+        hit.item.key: score(hit.item.text, query, idf_of, average)[2]
         for hit in index.by_keys([key for c in candidates for key in neighbours(c.item.key)])
     }
     around.update((c.hit.item.key, c.score) for c in scored)
-    return ranked(scored, around, len(query.stems), k)
+    return ranked(scored, around, len(about), k)
+
+
+def _every(
+    index: Index,
+    words: list[str],
+    weights: Weights,
+    documents: dict[str, int],
+    pool: int,
+    costs: Costs,
+    classes: Classes = None,
+) -> list[Hit]:
+    budget = min(costs.scored, sum(documents[w] for w in words) // costs.postings_per_row)
+    return every_term(index, words, weights, budget, pool, classes)
+
+
+def _distinct(hits: list[Hit]) -> int:
+    return len({(hit.item.who, hit.item.text) for hit in hits})
 
 
 def every_term(
