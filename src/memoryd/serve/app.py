@@ -33,6 +33,7 @@ from memoryd.errors import (
     LockError,
     MemorydError,
     MemoryEditError,
+    NoSpaceError,
     NoSuchFileError,
     RecallError,
     RecordError,
@@ -67,6 +68,9 @@ def status_of(error: MemorydError) -> tuple[int, str]:
             return 409, "busy"
         case DamagedLogError():
             return 409, "damaged_log"
+        case NoSpaceError():
+            # Before the index's and the journal's case: their full-disk errors are both.
+            return 507, "no_space"
         case HomeError() | ConfigError() | IndexStoreError() | JournalError():
             return 503, "unavailable"
         case _:

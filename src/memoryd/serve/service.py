@@ -4,20 +4,44 @@ One `Service` per home, shared by every request thread. SQLite connections canno
 threads, so each thread gets its own `Index`; one lock serialises the writers of the index
 (the watcher's catch-up, an append's catch-up, the dropped entries of an edit, a reindex), so
 two of them never read the same log state and index the same turns twice.
+
+A damaged index found while serving (by a query, or when a thread opens it and sets the file
+aside) is rebuilt in the background (`start_reindex`): the request that found it, and every
+request that reads the index until the rebuild is done, is answered 503 saying so; then every
+thread opens the index again (a reindex may have put a new file in the old one's place).
+
+An append or an edit is answered once it is written (the log, the journal): an index that fails
+after that does not fail it, since the next catch-up indexes what was written, and a refusal
+would invite the client to send it twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memoryd import config as config_file
-from memoryd.errors import LockError, MemoryEditError, NoSuchFileError, RecordError
+from memoryd.errors import (
+    NO_SPACE,
+    HomeError,
+    IndexDamagedError,
+    IndexStoreError,
+    LockError,
+    MemorydError,
+    MemoryEditError,
+    NoSpaceError,
+    NoSuchFileError,
+    RecordError,
+    disk_problem,
+)
 from memoryd.home import Home, make_folder, open_private, shown_links
 from memoryd.honcho import run as honcho_run
 from memoryd.honcho.answer import Reading, recall_with
@@ -33,6 +57,11 @@ from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, epoch_logs, parse_line
+
+log = logging.getLogger("memoryd.serve")
+
+NOT_UTF8 = "not UTF-8, so it fails the check; run `memoryd check`"
+"""Why the files answer holds no text for a file (the block's words for leaving it out)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +112,8 @@ class Service:
     _local: threading.local = field(default_factory=threading.local)
     _appending: threading.Lock = field(default_factory=threading.Lock)
     _starting: threading.Lock = field(default_factory=threading.Lock)
+    _generation: int = 0
+    _damage: str | None = None
     reading: Reading | None = None
 
     @classmethod
@@ -94,17 +125,53 @@ class Service:
         memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
         service = cls(home, Names(config.agent, config.owner), memory, reading=Reading.of(config))
         recover(memory, datetime.now(UTC))
-        service.catch_up()
+        try:
+            service.catch_up()
+        except IndexStoreError:
+            if service._damage is None:
+                raise
+            # A damaged index: the catch-up filled a new one, or a reindex rebuilds it while
+            # the daemon serves (the requests that read it wait for it: 503).
         return service
 
     @property
     def index(self) -> Index:
-        """This thread's connection to the index."""
+        """This thread's connection to the index, opened again when a reindex finished since
+        it was opened (a connection can be closed only by its own thread: each one checks)."""
+        generation = self._generation
         opened: Index | None = getattr(self._local, "index", None)
+        if opened is not None and getattr(self._local, "generation", None) != generation:
+            with contextlib.suppress(Exception):
+                opened.close()
+            opened = self._local.index = None
         if opened is None:
-            opened = Index(self.home.index)
+            self._local.aside = None
+            opened = Index(self.home.index, self._set_aside)
             self._local.index = opened
+            # The generation read before opening: a reindex finishing meanwhile opens it again.
+            self._local.generation = generation
+            aside: str | None = self._local.aside
+            if aside is not None:
+                # Once the new file is made and migrated (a reindex opening it meanwhile would
+                # migrate it too). Its end makes every thread open the index again: the
+                # others' connections are to the file set aside.
+                self._rebuild(aside)
         return opened
+
+    def _set_aside(self, message: str) -> None:
+        # This thread found the file damaged when opening it and made a new, empty one in its
+        # place: it is filled by a reindex, and read once that is done.
+        log.warning(message)
+        self._local.aside = message
+        self._local.set_aside = getattr(self._local, "set_aside", 0) + 1
+
+    def _rebuild(self, rebuilding: str) -> None:
+        # Refuse the index's readers until a reindex has rebuilt it (it clears `_damage`).
+        with self._starting:
+            self._damage = (
+                f"{rebuilding}, in the background: try again in a few seconds (nothing is lost)"
+            )
+        self.start_reindex()
 
     def close(self) -> None:
         """Close this thread's connection (the others close when their threads end)."""
@@ -113,10 +180,45 @@ class Service:
             opened.close()
             self._local.index = None
 
+    @contextlib.contextmanager
+    def _rebuilding(self) -> Iterator[None]:
+        # A request that reads the index: refused while a damaged one is rebuilt. A damaged
+        # index it finds is rebuilt (unless a reindex finished since the request began: its
+        # connection was to the old file) and it is refused, saying so; nothing is lost, the
+        # index holds only what the logs and the journal do.
+        damage = self._damage
+        if damage is not None:
+            raise IndexStoreError(damage)
+        generation = self._generation
+        set_aside = getattr(self._local, "set_aside", 0)
+        try:
+            yield
+        except IndexDamagedError as e:
+            if self._generation == generation:
+                self._rebuild(e.rebuilding)
+            raise IndexStoreError(
+                f"{e.rebuilding}, in the background: try again in a few seconds (nothing is lost)"
+            ) from e
+        damage = self._damage
+        if damage is not None and getattr(self._local, "set_aside", 0) != set_aside:
+            # This request found the file damaged when opening it: what it read came from the
+            # new, empty index (its own catch-up may have filled some of it).
+            raise IndexStoreError(damage)
+
+    def _index_written(self, what: str, index: Callable[[], object]) -> None:
+        # After an append or an edit is written: index it now if the index can be written. A
+        # damaged index is rebuilt (the reindex reads what was written); any other failure is
+        # logged, and the next catch-up (the watcher's, a recall's) indexes it.
+        try:
+            with self._rebuilding():
+                index()
+        except MemorydError as e:
+            log.warning("%s is written; indexing it waits for the next catch-up: %s", what, e)
+
     def catch_up(self) -> CatchUp:
         """Index the turns written since the last catch-up and the entries dropped since the
         index last read the journal; remember the damaged logs for status."""
-        with self.writer:
+        with self._rebuilding(), self.writer:
             done = catch_up(self.index, self.home.sessions, self.names)
             index_dropped(self.index, self.memory.journal)
         self.damaged = done.damaged
@@ -125,12 +227,13 @@ class Service:
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
         """The model's `recall`, answered from the index, which has the session's last turn:
         a loop may recall right after writing it, before the watcher wakes."""
-        if session is not None and self._behind(session):
-            self.catch_up()
-        # No lock is held here: a slow Honcho delays only this answer, never an edit.
-        answer = recall_with(
-            self.index, query, k, session, datetime.now(UTC), self.home.recalls, self.reading
-        )
+        with self._rebuilding():
+            if session is not None and self._behind(session):
+                self.catch_up()
+            # No lock is held here: a slow Honcho delays only this answer, never an edit.
+            answer = recall_with(
+                self.index, query, k, session, datetime.now(UTC), self.home.recalls, self.reading
+            )
         return Labelled.of(answer.text, answer.label)
 
     def _behind(self, session: str) -> bool:
@@ -166,15 +269,21 @@ class Service:
             raise NoSuchFileError(f"no such memory file: the files are {names}") from None
         author = OWNER if session is None else model(session)
         done = edit(self.memory, Request(op, file, old=old, text=text), author, now())
-        with self.writer:
-            index_dropped(self.index, self.memory.journal)
+
+        def dropped() -> None:
+            with self.writer:
+                index_dropped(self.index, self.memory.journal)
+
+        self._index_written(f"the edit (journal line {done.line.id})", dropped)
         return Edited(done.line.id, str(done.line.op), shown_name(done.line.file), done.usage)
 
     def files(self, session: str | None) -> list[dict[str, Any]]:
         """The memory files `session`'s class may see (every file for the owner, when None),
         each with its name, kind, class, budget, usage and text. The text is the file's as the
         block shows an entry: secrets removed, chat-template tags neutralised, control and
-        invisible characters out (a file edited by hand may hold any of them)."""
+        invisible characters out (a file edited by hand may hold any of them). A file that is
+        not UTF-8 is listed without its text, as the block leaves it out: `text` is empty,
+        `problem` says why (it is None for every other file) and `usage` says it too."""
         ceiling = DataClass.SECRET
         if session is not None:
             ceiling = trust(self.memory.sessions, session).data_class
@@ -182,18 +291,25 @@ class Service:
         for spec in self.memory.files:
             if spec.data_class > ceiling:
                 continue
-            text = read_file(self.memory.path(spec)).decode("utf-8", "replace")
-            found.append(
-                {
-                    "file": spec.name,
-                    "kind": str(spec.kind),
-                    "class": spec.data_class.value,
-                    "untrusted": False,
-                    "budget": spec.budget,
+            entry: dict[str, Any] = {
+                "file": spec.name,
+                "kind": str(spec.kind),
+                "class": spec.data_class.value,
+                "untrusted": False,
+                "budget": spec.budget,
+            }
+            try:
+                text = read_file(self.memory.path(spec)).decode("utf-8")
+            except UnicodeDecodeError:
+                # Decoded some other way, its text would be what `memoryd check` refuses.
+                entry |= {"usage": f"{spec.name}: {NOT_UTF8}", "text": "", "problem": NOT_UTF8}
+            else:
+                entry |= {
                     "usage": usage(spec, parse(text).entries),
                     "text": shown(text),
+                    "problem": None,
                 }
-            )
+            found.append(entry)
         return found
 
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
@@ -221,17 +337,16 @@ class Service:
                         f"{path} ends in a partial line (another writer is mid-write): "
                         "finish that line, then append again"
                     )
-            for n, batch in batches.items():
-                path = paths[n]
-                make_folder(path.parent)
-                fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-                with os.fdopen(fd, "ab") as f:
-                    f.write(b"".join(batch))
-        self.catch_up()
+            _write({paths[n]: b"".join(batch) for n, batch in batches.items()})
+        self._index_written(f"the append to session {session}", self.catch_up)
         return len(lines)
 
     def status(self) -> dict[str, Any]:
         """Sessions, turns, items, the index's size, damaged logs and the reindex's progress."""
+        with self._rebuilding():
+            return self._status()
+
+    def _status(self) -> dict[str, Any]:
         states = self.index.log_states()
         size = sum(
             p.stat().st_size
@@ -291,7 +406,12 @@ class Service:
         except Exception as e:  # the thread has no caller: status reports what stopped it
             progress.error = str(e)
         finally:
-            progress.running = False
+            # Every thread opens the index again (the reindex may have replaced its file), then
+            # the index is read again.
+            self._generation += 1
+            with self._starting:
+                self._damage = None
+                progress.running = False
 
 
 def now() -> datetime:
@@ -338,6 +458,70 @@ def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
 def _own_type(name: str) -> bool:
     """Whether a record type is one a loop made for itself: `x-` and a name."""
     return name.startswith("x-") and len(name) > 2
+
+
+def _write(files: dict[Path, bytes]) -> None:
+    # Append each file's bytes, all or nothing: the size of each file and whether it and its
+    # folders existed are noted first; an OSError on any of them (a full disk) truncates each
+    # back to its size and removes what was made, so a refused batch leaves the logs as they
+    # were (an empty log would be a session with no turn). os.write, unbuffered, so that the
+    # error is raised here, not when a buffer is flushed.
+    sizes: dict[Path, int | None] = {}
+    made: list[Path] = []
+    path = next(iter(files))
+    try:
+        for path, data in files.items():
+            made += _missing(path.parent)
+            make_folder(path.parent)
+            try:
+                size: int | None = os.lstat(path).st_size
+            except FileNotFoundError:
+                size = None
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            sizes[path] = size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+    except BaseException as e:
+        _take_back(sizes, made)
+        if not isinstance(e, OSError):
+            raise
+        problem = f"nothing was appended: {disk_problem(e, path)}"
+        if e.errno in NO_SPACE:
+            raise NoSpaceError(problem) from e
+        raise HomeError(problem) from e
+
+
+def _missing(folder: Path) -> list[Path]:
+    """The folders `make_folder(folder)` would make, outermost first."""
+    missing = []
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _take_back(sizes: dict[Path, int | None], made: list[Path]) -> None:
+    # Truncating needs no space. What cannot be taken back is logged: the log's reader skips
+    # a partial last line until it ends, and reports a damaged one.
+    for path, size in sizes.items():
+        try:
+            if size is None:
+                path.unlink(missing_ok=True)
+                continue
+            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            log.error("cannot take back a failed append: %s", disk_problem(e, path))
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):  # not empty: another writer wrote there meanwhile
+            folder.rmdir()
 
 
 def _mid_line(path: Path) -> bool:
