@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from pathlib import Path
 
 import pytest
 
 from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import MIGRATIONS, Index, Item, migrate
+from memoryd.index import MIGRATIONS, Index, Item, connect, migrate
 from memoryd.indexer import Names, catch_up
 from memoryd.reindex import reindex
 
@@ -302,3 +304,26 @@ def test_a_session_named_dropped_leaves_the_dropped_entries_alone(home: Home, in
     write_log(home, "dropped", turn("c", "d"), mode="w")
     catch_up(index, home.sessions, NAMES)
     assert keys(index) == ["dropped:1:0", "dropped:1:reply", "dropped:1:user"]
+
+
+def test_connections_opening_a_new_index_at_once_migrate_it_once(tmp_path: Path) -> None:
+    for n in range(20):
+        path = tmp_path / f"{n}" / "index.sqlite"
+        path.parent.mkdir()
+        failed: list[BaseException] = []
+
+        def open_it(path: Path = path, failed: list[BaseException] = failed) -> None:
+            try:
+                connect(path).close()
+            except BaseException as e:
+                failed.append(e)
+
+        threads = [threading.Thread(target=open_it) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failed == []
+        with Index(path) as opened:
+            applied = opened.conn.execute("SELECT count(*) FROM migrations").fetchone()[0]
+        assert applied == len(MIGRATIONS)

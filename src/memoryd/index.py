@@ -279,6 +279,11 @@ def migrate(conn: sqlite3.Connection) -> int:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # Another connection may have applied it since `applied` was read: ask again
+            # under the write lock, which it held while it did.
+            if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
+                conn.execute("COMMIT")
+                continue
             for statement in _statements(script):
                 conn.execute(statement)
             conn.execute(
