@@ -5,6 +5,8 @@ Every key here is built from pieces, so the file holds no string a secret scanne
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -221,3 +223,405 @@ def test_no_key_set_apart_in_a_text_survives_redact(text: str) -> None:
     result = redact(text)
     for key in KEYS.values():
         assert key not in result
+
+
+# ---- Formats beyond the prefixes: JWTs, PEM blocks of every secret type, URLs, assignments,
+# Authorization headers, passwords said in words. Every value is built from pieces.
+
+DOT = "."
+JWT = "ey" + "J" + "hbGciOiJIUzI1NiJ9" + DOT + "ey" + "J" + "zdWIiOiIxMjM0NTY3ODkwIn0" + DOT
+JWT += "dozjgNryP4J3" + "jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+B64 = "MIIEvQIBADANBgkqhkiG9w0B" + "AQEFAASCBKcwggSjAgEAAoIB"
+B64_SHORT = "q2mZ9+/xk="
+AWS_SECRET = "wJalrXUtnFEMI/" + "K7MDENG/" + "bPxRfiCY" + "EXAMPLEKEY"
+PASSWORD = "hunter" + "2!" + "Qz"
+
+
+def test_a_jwt_is_a_secret() -> None:
+    assert has_secret(JWT)
+    assert has_secret("Authorization token " + JWT + " expires soon")
+    assert redact("jwt=" + JWT + ", ok") == "jwt=" + REMOVED + ", ok"
+    assert redact("(" + JWT + ")") == "(" + REMOVED + ")"
+
+
+def test_a_jwt_without_its_signature_is_a_secret() -> None:
+    unsigned = JWT.rsplit(DOT, 1)[0] + DOT
+    assert redact("token " + unsigned + " end") == "token " + REMOVED + " end"
+
+
+def test_a_jwt_glued_to_a_word_is_not_a_secret() -> None:
+    assert not has_secret("prefix" + JWT)
+    assert not has_secret("ey" + "Jhb is not a token")
+
+
+PEM_TYPES = [
+    "PGP PRIVATE KEY BLOCK",
+    "OPENSSH PRIVATE KEY",
+    "EC PRIVATE KEY",
+    "DSA PRIVATE KEY",
+    "ENCRYPTED PRIVATE KEY",
+    "RSA PRIVATE KEY",
+    "PRIVATE KEY",
+    "PGP SECRET KEY BLOCK",
+]
+
+
+@pytest.mark.parametrize("kind", PEM_TYPES)
+def test_a_pem_block_of_every_secret_type_is_redacted_whole(kind: str) -> None:
+    block = pem(kind, body=B64 + "\n" + B64_SHORT + "\n")
+    assert has_secret(block)
+    assert redact("key:\n" + block + "\nrotate it") == "key:\n" + REMOVED + "\nrotate it"
+
+
+@pytest.mark.parametrize("kind", PEM_TYPES)
+def test_a_pem_block_without_its_end_line_takes_its_lines(kind: str) -> None:
+    text = BEGIN + kind + DASHES + "\n" + B64 + "\n" + B64_SHORT + "\nnow the rest"
+    assert redact(text) == REMOVED + "\nnow the rest"
+
+
+@pytest.mark.parametrize("kind", PEM_TYPES)
+def test_a_pem_block_with_json_escaped_newlines_is_redacted(kind: str) -> None:
+    escaped = BEGIN + kind + DASHES + "\\n" + B64 + "\\n" + B64_SHORT + "\\n" + END + kind + DASHES
+    text = '{"key": "' + escaped + '\\n", "user": "ann"}'
+    assert has_secret(text)
+    assert redact(text) == '{"key": "' + REMOVED + '\\n", "user": "ann"}'
+    cut = '{"key": "' + BEGIN + kind + DASHES + "\\n" + B64 + "\\n" + B64_SHORT + '", "n": 1}'
+    assert redact(cut) == '{"key": "' + REMOVED + '", "n": 1}'
+
+
+def test_a_pem_block_with_headers_and_ssh2_dashes_is_redacted() -> None:
+    pgp = BEGIN + "PGP PRIVATE KEY BLOCK" + DASHES + "\nVersion: GnuPG v2\n\n" + B64 + "\n=Ab1c\n"
+    assert redact(pgp + "after") == REMOVED + "\nafter"
+    ssh2 = "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: me\n" + B64 + "\n"
+    ssh2 += "---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+    assert redact("x " + ssh2 + " y") == "x " + REMOVED + " y"
+
+
+def test_a_pem_block_that_is_not_secret_stays() -> None:
+    for kind in ("CERTIFICATE", "PUBLIC KEY", "PGP PUBLIC KEY BLOCK", "CERTIFICATE REQUEST"):
+        block = pem(kind, body=B64 + "\n")
+        assert not has_secret(block)
+        assert redact(block) == block
+
+
+URLS = {
+    "https": ("https://kyle:", PASSWORD, "@github.com/owner/repo.git"),
+    "no-user": ("redis://:", PASSWORD, "@localhost:6379/0"),
+    "postgres": ("postgresql://app:", "s3cr3t", "@db.internal:5432/app"),
+    "escaped-at": ("https://ann:", "p%40ss" + "w0rd", "@example.com/"),
+    "at-inside": ("ftp://bob:", "p@ss" + "w0rd", "@files.example.com/x"),
+}
+
+
+@pytest.mark.parametrize("parts", URLS.values(), ids=URLS.keys())
+def test_the_password_of_a_url_is_redacted(parts: tuple[str, str, str]) -> None:
+    head, password, tail = parts
+    text = "clone " + head + password + tail + " now"
+    assert has_secret(text)
+    assert redact(text) == "clone " + head + REMOVED + tail + " now"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com:8080/path?q=1#top",
+        "ssh://git@github.com:22/owner/repo.git",
+        "http://user@host.example.com/",
+        "scheme://user:password@host",
+        "socks5h://<user>:<password>@proxy",
+        "postgres://app:${DB_PASSWORD}@db/app",
+        "https://user:****@example.com",
+    ],
+)
+def test_a_url_without_a_password_is_not_a_secret(url: str) -> None:
+    assert not has_secret("see " + url + " please")
+
+
+ASSIGNMENTS = {
+    "password=": ("password=", PASSWORD, ""),
+    "password:": ("password: ", PASSWORD, ""),
+    "PASSWORD=": ("DB_PASSWORD=", PASSWORD, "\nDB_USER=app"),
+    "passwd:": ("passwd: ", PASSWORD, ""),
+    "common word": ("password=", "monkey", ""),
+    "pwd=": ("pwd=", PASSWORD, "&user=ann"),
+    "passphrase=": ("passphrase='", "correct horse battery", "'"),
+    "passcode:": ("passcode: ", "8812", ""),
+    "secret=": ("client_secret=", "a8f3c1d9e2b7", ""),
+    "api_key=": ("api_key = ", "a8f3c1d9e2b74c6d", ""),
+    "x-api-key:": ("x-api-key: ", "a8f3c1d9e2b74c6d", ""),
+    "token=": ("GITHUB_TOKEN=", "abc123def456ghi789", ""),
+    "json": ('{"password": "', PASSWORD, '", "user": "ann"}'),
+    "yaml": ("db:\n  password: ", PASSWORD, "\n  user: ann"),
+    "dotted": ("spring.datasource.password=", PASSWORD, ""),
+    "flag": ("mysql --password=", PASSWORD, " -u root"),
+    "aws": ("aws_secret_access_key = ", AWS_SECRET, "\nregion = eu-west-1"),
+    "aws-env": ("AWS_SECRET_ACCESS_KEY=", AWS_SECRET, ""),
+    "aws-words": ("AWS Secret Access Key: ", AWS_SECRET, ""),
+    "bearer": ("curl -H 'Authorization: Bearer ", "abc123def456ghi789jkl", "' https://x"),
+    "basic": ("Authorization: Basic ", "dXNlcjpwYXNz" + "d29yZA==", ""),
+}
+
+
+@pytest.mark.parametrize("parts", ASSIGNMENTS.values(), ids=ASSIGNMENTS.keys())
+def test_a_value_given_to_a_secret_name_is_redacted_and_the_name_kept(
+    parts: tuple[str, str, str],
+) -> None:
+    head, value, tail = parts
+    text = head + value + tail
+    assert has_secret(text)
+    assert redact(text) == head + REMOVED + tail
+
+
+PHRASES = {
+    "my password is": ("my password is ", PASSWORD, "."),
+    "plain word": ("My password is ", "swordfish", ", don't tell"),
+    "passcode": ("the passcode is ", "4711", ""),
+    "PIN:": ("PIN: ", "1234", ""),
+    "pin is": ("my pin is ", "9876", " for the card"),
+    "PIN code is": ("the PIN code is ", "0000", "."),
+    "password:": ("password: ", "swordfish", ""),
+    "password for": ("the password for the wifi is ", "Tr0ub4dor&3", " ok"),
+    "now": ("my password is now ", PASSWORD, ""),
+    "quoted": ('the password is "', "open sesame", '"'),
+    "curly": ("the passphrase is “", "open sesame", "”"),
+    "was": ("the old password was ", "letmein99", ""),
+}
+
+
+@pytest.mark.parametrize("parts", PHRASES.values(), ids=PHRASES.keys())
+def test_a_password_said_in_words_is_redacted(parts: tuple[str, str, str]) -> None:
+    head, value, tail = parts
+    assert has_secret(head + value + tail)
+    assert redact(head + value + tail) == head + REMOVED + tail
+
+
+# Prose about passwords, keys and tokens, code that names them, and text near the triggers.
+PROSE = [
+    "I forgot my password yesterday",
+    "the password field is empty",
+    "PIN code reset",
+    "pwd prints the directory",
+    "PWD=/home/kyle/project",
+    "the password is wrong",
+    "the password is in the drawer",
+    "my password is too short",
+    "the password is 8 characters long",
+    "Your password is case-sensitive",
+    "the password is John's birthday",
+    "the password is expiring soon",
+    "my password is the same as before",
+    "the passcode is on the fridge",
+    "Password was given but the key is not encrypted.",
+    "The PIN is 4 digits",
+    "The pin was 3 inches long",
+    "keeping the pin safe",
+    "the spin: 1200 rpm, Chopin: 1810",
+    "PIN code: see the card",
+    "password reset email sent",
+    "passwords: none of them work",
+    "password: str = None",
+    "password = getpass()",
+    "password=None",
+    "self.password = password",
+    ":param password: The password to send.",
+    "max_tokens=4096",
+    "token: <|endoftext|>",
+    "eos_token_id: 2",
+    "token = tokenizer.encode(text)",
+    "tokens are pieces of words",
+    "the secret: she likes tea",
+    "The top secret plan",
+    "api_key=os.environ['OPENAI_API_KEY']",
+    "api_key = $OPENAI_API_KEY",
+    "the bearer of bad news",
+    "Authorization: Bearer ...",
+    "he said: BEGIN at noon",
+    "It's 100% done, 50%2 of it",
+    "café naïve résumé — “quoted” ‘text’ …",
+    "Привет, как дела? Сегодня хорошая погода.",
+    "Το σπίτι είναι μεγάλο",
+    "パスワードを忘れた",
+    "ＡＢＣ full-width letters",
+    "see https://example.com/a%20b?x=1",
+    "task\u200bforce and soft\u00adware",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_secrets_is_not_a_secret(text: str) -> None:
+    assert not has_secret(text)
+    assert redact(text) == text
+
+
+# ---- Variants: a prefix hidden by percent-escapes, invisible characters, full-width or
+# look-alike letters. The original span is removed, whatever it looks like.
+
+ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
+SK_BODY = "a1B2" * 12
+AKIA_BODY = "Q7R2" * 4
+
+
+def _variants() -> dict[str, str]:
+    sk = "sk-" + SK_BODY
+    variants = {
+        "percent-dash": "sk%2Dant%2D" + "api03-" + "Zx9_" * 10,
+        "percent-all": "".join(f"%{ord(c):02X}" for c in sk),
+        "percent-utf8": "%D1%95k-" + SK_BODY,  # a Cyrillic s, escaped
+        "full-width": "ｓｋ－" + SK_BODY,
+        "full-width-akia": "ＡＫＩＡ" + AKIA_BODY,
+        "cyrillic-s": "\u0455k-" + SK_BODY,
+        "cyrillic-a": "\u0410KIA" + AKIA_BODY,
+        "greek-a-k": "\u0391\u039aIA" + AKIA_BODY,
+        "math-bold": "\U0001d42c\U0001d424-" + SK_BODY,
+        "jwt-zero-width": JWT[:10] + "\u200b" + JWT[10:],
+        "pem-full-width": "－－－－－BEGIN PRIVATE KEY－－－－－\n" + B64,
+        "ghp-escaped": "ghp%5F" + "A1b2C3" * 6,
+    }
+    for char in ZERO_WIDTH:
+        variants[f"U+{ord(char):04X}-in-prefix"] = "s" + char + "k-" + SK_BODY
+        variants[f"U+{ord(char):04X}-in-body"] = "sk-" + SK_BODY[:9] + char + SK_BODY[9:]
+    return variants
+
+
+VARIANTS = _variants()
+
+
+@pytest.mark.parametrize("key", VARIANTS.values(), ids=VARIANTS.keys())
+def test_a_hidden_key_is_a_secret_and_its_whole_span_is_redacted(key: str) -> None:
+    text = "before " + key + " after"
+    assert has_secret(text)
+    assert redact(text) == "before " + REMOVED + " after"
+
+
+def test_a_password_with_a_look_alike_name_is_redacted() -> None:
+    text = "р\u0430ssword=" + PASSWORD  # Cyrillic r and a
+    assert redact(text) == "р\u0430ssword=" + REMOVED
+
+
+def test_an_escaped_url_password_is_redacted_with_its_escapes() -> None:
+    text = "https://ann:%68unter%32@example.com"
+    assert redact(text) == "https://ann:" + REMOVED + "@example.com"
+
+
+def test_a_look_alike_prefix_glued_to_a_word_is_not_a_secret() -> None:
+    assert not has_secret("ask\u0410KIA" + AKIA_BODY)
+    assert not has_secret("word\u0455k-" + SK_BODY)
+
+
+def test_redacting_a_hidden_key_keeps_the_text_around_it_exactly() -> None:
+    text = "naïve “quote” " + VARIANTS["cyrillic-s"] + " — and ｆｕｌｌ " + VARIANTS["full-width"]
+    assert redact(text) == "naïve “quote” " + REMOVED + " — and ｆｕｌｌ " + REMOVED
+
+
+# ---- Properties over texts planted with every kind above.
+
+# (text to plant, a part of it that must not survive redact)
+PLANTED: list[tuple[str, str]] = [
+    *((key, key) for key in KEYS.values()),
+    (JWT, JWT[20:]),
+    *((pem(kind, body=B64 + "\n"), B64) for kind in PEM_TYPES),
+    *((h + v + t, v) for h, v, t in URLS.values()),
+    *((h + v + t, v) for h, v, t in ASSIGNMENTS.values()),
+    *((h + v + t, v) for h, v, t in PHRASES.values() if len(v) > 4),
+    *((v, SK_BODY) for v in VARIANTS.values() if SK_BODY[:9] in v),
+]
+
+
+@st.composite
+def planted_texts(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A text of prose, random text and planted secrets, each piece on its own line."""
+    pieces = draw(
+        st.lists(
+            st.one_of(
+                st.sampled_from(PLANTED).map(lambda p: ("secret", p)),
+                st.sampled_from(PROSE + NOT_SECRETS).map(lambda t: ("prose", (t, ""))),
+                st.text(max_size=20).map(lambda t: ("text", (t, ""))),
+            ),
+            max_size=8,
+        )
+    )
+    text = "\n".join(piece for _, (piece, _) in pieces)
+    return text, [part for kind, (_, part) in pieces if kind == "secret"]
+
+
+@given(planted_texts())
+@settings(max_examples=300)
+def test_no_planted_secret_survives_redact(planted: tuple[str, list[str]]) -> None:
+    text, parts = planted
+    result = redact(text)
+    for part in parts:
+        assert part not in result
+    if parts:
+        assert has_secret(text)
+
+
+@given(st.one_of(st.text(), planted_texts().map(lambda p: p[0])))
+@settings(max_examples=300)
+def test_redact_reaches_a_fixed_point(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+    assert has_secret(once) == has_secret(text)
+
+
+_prose_pieces = st.one_of(
+    st.sampled_from(PROSE + NOT_SECRETS[:-1]),
+    st.text(st.characters(codec="ascii", categories=["L", "Zs"]), max_size=30),
+)
+
+
+# Pieces set apart as sentences or lines (glued with a space, `password` + `: x` is an assignment).
+@given(st.lists(_prose_pieces, max_size=6), st.sampled_from(["\n", ". ", "\n\n"]))
+@settings(max_examples=300)
+def test_redact_never_changes_prose(pieces: list[str], separator: str) -> None:
+    text = separator.join(pieces)
+    assert not has_secret(text)
+    assert redact(text) == text
+
+
+@given(st.text())
+@settings(max_examples=500)
+def test_redact_changes_only_text_with_a_secret(text: str) -> None:
+    if not has_secret(text):
+        assert redact(text) == text
+    else:
+        assert REMOVED in redact(text)
+
+
+def test_the_memory_tool_promise_names_the_forms_without_holding_one() -> None:
+    # The description says which passwords are refused; saying so is not one.
+    from memoryd.serve.tools import MEMORY_DESCRIPTION
+
+    assert "`password: X`" in MEMORY_DESCRIPTION
+    assert "`my password is X`" in MEMORY_DESCRIPTION
+    assert not has_secret(MEMORY_DESCRIPTION)
+    assert has_secret("password: " + PASSWORD)
+    assert has_secret("my password is " + PASSWORD)
+    assert has_secret("PIN: " + "1234")
+
+
+# Texts on which a search from every position would take quadratic time (seconds at this size).
+HOSTILE = [
+    "password " + "a." * 20_000,
+    "password " + "a-" * 20_000,
+    "://" + "a" * 40_000,
+    "ey" + "J" * 1 + "eyJ" * 20_000,
+    "password=" + "x" * 40_000,
+    'password="' + "a" * 40_000,
+    "password=" + "." * 40_000,
+    "token " + "-" * 40_000 + "BEGIN",
+    (BEGIN + "PRIVATE KEY" + DASHES) * 5_000,
+    BEGIN + "PRIVATE KEY" + DASHES + "-" * 40_000,
+    "sk-" + "\u200b" * 40_000,
+    "%41" * 20_000 + "pass",
+    "secret=" * 20_000,
+    "api_key=a" * 20_000,
+    "password=a(" * 20_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_a_long_hostile_text_is_searched_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    has_secret(text)
+    redact(text)
+    assert time.perf_counter() - started < 2.0
