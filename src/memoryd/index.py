@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -164,6 +165,24 @@ class LogState:
 log = logging.getLogger("memoryd")
 
 
+BUSY_TIMEOUT = 30.0
+"""How long a connection waits for another's lock, in seconds."""
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    # Switching a new database to WAL needs it alone, and SQLite answers "locked" at once, not
+    # after its busy timeout, while another connection opens it: wait as the timeout would.
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if e.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the index at `path`, in WAL mode, migrated to the latest schema;
     IndexDamagedError when the file is not a database or is malformed."""
@@ -171,8 +190,8 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         make_folder(path.parent)
         private_database(path)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-        conn.execute("PRAGMA journal_mode = WAL")
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
+        _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA cache_size = -65536")
         migrate(conn)
