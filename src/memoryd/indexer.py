@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,6 +262,28 @@ def catch_up(
         s.session: s.damage for s in states.values() if s.damage and s.session not in vanished
     }
     return CatchUp(len(folders), read, added, damaged)
+
+
+def catch_up_session(index: Index, sessions: Path, session: str, names: Names) -> LogState | None:
+    """Bring one session's read state up to date as `catch_up` does (reading only what was
+    written since, indexing its new turns) and give it; None when `catch_up` would not read the
+    session: no folder, or a link or a file in its place. The caller serialises writers as it
+    does for `catch_up`; vanished sessions are left to `catch_up`."""
+    folder = sessions / session
+    try:
+        found = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(found.st_mode) or not is_session_id(session):
+        return None
+    state = index.log_state(session)
+    if state is not None and _unchanged(folder, state, found.st_mtime_ns):
+        return state
+    done = _read(folder, state, names, found.st_mtime_ns)
+    if done.state.damage and done.state.damage != (state and state.damage):
+        log.warning("session %s: %s", session, done.state.damage)
+    _write(index, [done])
+    return done.state
 
 
 def _read(folder: Path, state: LogState | None, names: Names, folder_mtime: int) -> _Read:

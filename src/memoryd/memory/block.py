@@ -27,7 +27,7 @@ from memoryd.labels import DataClass, Label
 from memoryd.memory.check import is_control, is_invisible, is_surrogate, structure_at
 from memoryd.memory.files import SEPARATOR, Document, FileSpec, Memory, ordered, parse, used
 from memoryd.memory.journal import read_file
-from memoryd.memory.trust import trust
+from memoryd.memory.trust import StateOf, trust
 from memoryd.secrets import redact
 from memoryd.text import neutralise
 
@@ -93,11 +93,12 @@ def render_block(
     return Block("\n\n".join(sections), Label.of((c, False) for c in classes))
 
 
-def memory_block(memory: Memory, session: str | None) -> Block:
-    """The block for `session` (a `private` session's when None), from the files on disk."""
+def memory_block(memory: Memory, session: str | None, state_of: StateOf | None = None) -> Block:
+    """The block for `session` (a `private` session's when None), from the files on disk; the
+    session's class from its read state in the index when `state_of` gives it (`trust`)."""
     data_class = DataClass.PRIVATE
     if session is not None:
-        data_class = trust(memory.sessions, session).data_class
+        data_class = trust(memory.sessions, session, state_of).data_class
     files = [(spec, _document(read_file(memory.path(spec)))) for spec in ordered(memory.files)]
     return render_block(files, data_class)
 

@@ -8,22 +8,25 @@ is a `MemorydError`, which `cli.main` prints as one line with exit status 1.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import click
 
 from memoryd import config as config_file
-from memoryd.errors import CheckError, JournalError, LockError
+from memoryd.errors import CheckError, JournalError, LockError, MemorydError
 from memoryd.home import Home, resolve
 from memoryd.index import Index
-from memoryd.indexer import SESSION_RULE, is_session_id
+from memoryd.indexer import SESSION_RULE, Names, catch_up_session, is_session_id
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
-from memoryd.memory.edits import OWNER, Author, Request, edit, find, model, undo
+from memoryd.memory.edits import OWNER, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
 from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
 from memoryd.memory.recovery import consistency, recover
+from memoryd.memory.trust import StateOf
 from memoryd.options import echo_labelled, home_option
 from memoryd.text import when
 
@@ -49,6 +52,28 @@ def recovered(home: Home) -> Memory:
 def up_to_date(home: Home, index: Index) -> None:
     """Recover, then index the entries dropped since the index last read the journal."""
     index_dropped(index, recovered(home).journal)
+
+
+@contextlib.contextmanager
+def session_states(home: Home) -> Iterator[StateOf | None]:
+    """How a command reads a session's taint and class: from its read state in the home's index,
+    brought up to date for that session alone (`catch_up_session`, which indexes its new turns);
+    None, so that the log is read whole, when the index cannot be opened."""
+    config = config_file.load(home.config)
+    names = Names(config.agent, config.owner)
+    try:
+        index = Index(home.index, _warn)
+    except (MemorydError, sqlite3.Error, OSError):
+        yield None
+        return
+    try:
+        yield lambda session: catch_up_session(index, home.sessions, session, names)
+    finally:
+        index.close()
+
+
+def _warn(message: str) -> None:
+    click.echo(f"memoryd: warning: {message}", err=True)
 
 
 def _home(home_dir: str | None) -> Home:
@@ -92,10 +117,6 @@ def show_command(file: str | None, home_dir: str | None) -> None:
             click.echo(text, nl=not text.endswith("\n"))
 
 
-def _author(session: str | None) -> Author:
-    return OWNER if session is None else model(session)
-
-
 _SESSION = click.option(
     "--session",
     default=None,
@@ -105,8 +126,13 @@ _SESSION = click.option(
 
 
 def _edited(home_dir: str | None, request: Request, session: str | None) -> None:
-    memory = open_memory(_home(home_dir))
-    done = edit(memory, request, _author(session), datetime.now(UTC))
+    home = _home(home_dir)
+    memory = open_memory(home)
+    if session is None:
+        done = edit(memory, request, OWNER, datetime.now(UTC))
+    else:
+        with session_states(home) as state_of:
+            done = edit(memory, request, model(session), datetime.now(UTC), state_of)
     line = done.line
     click.echo(f"{line.op} {shown_name(line.file)} (journal line {line.id}); {done.usage}")
 
@@ -218,5 +244,10 @@ def check_command(home_dir: str | None) -> None:
 @home_option
 def block_command(session: str | None, as_json: bool, home_dir: str | None) -> None:
     """Print the memory block: what the loop puts in the system prompt."""
-    found = memory_block(recovered(_home(home_dir)), session)
+    home = _home(home_dir)
+    if session is None:
+        found = memory_block(recovered(home), None)
+    else:
+        with session_states(home) as state_of:
+            found = memory_block(recovered(home), session, state_of)
     echo_labelled(found.text, found.label, as_json)

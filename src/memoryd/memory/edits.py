@@ -42,7 +42,7 @@ from memoryd.memory.journal import (
     take_back,
 )
 from memoryd.memory.recovery import recover_locked
-from memoryd.memory.trust import refuse, trust
+from memoryd.memory.trust import StateOf, refuse, trust
 from memoryd.secrets import redact
 
 
@@ -204,11 +204,18 @@ def _write(
     return Done(line, usage(spec, new_doc.entries))
 
 
-def edit(memory: Memory, request: Request, author: Author, now: datetime) -> Done:
+def edit(
+    memory: Memory,
+    request: Request,
+    author: Author,
+    now: datetime,
+    state_of: StateOf | None = None,
+) -> Done:
     """Make an edit: refused for a tainted or public session, or when its result fails the
-    check; otherwise journalled, then written."""
+    check; otherwise journalled, then written. The session's trust is read from its state in
+    the index when `state_of` gives it, from its log otherwise (`trust`)."""
     spec = find(memory, request.file)
-    _refuse(memory, author, spec)
+    _refuse(memory, author, spec, state_of)
     with locked(memory.lock):
         journal = recover_locked(memory, now)
         content = read_file(memory.path(spec))
@@ -226,9 +233,15 @@ def edit(memory: Memory, request: Request, author: Author, now: datetime) -> Don
             raise MemoryEditError(f"{spec.name}: {e}") from None
 
 
-def undo(memory: Memory, line_id: int, author: Author, now: datetime) -> Done:
+def undo(
+    memory: Memory,
+    line_id: int,
+    author: Author,
+    now: datetime,
+    state_of: StateOf | None = None,
+) -> Done:
     """Apply the inverse of journal line `line_id` as a new, checked edit."""
-    _refuse(memory, author, None)
+    _refuse(memory, author, None, state_of)
     with locked(memory.lock):
         journal = recover_locked(memory, now)
         everything = read(memory.journal)
@@ -236,7 +249,7 @@ def undo(memory: Memory, line_id: int, author: Author, now: datetime) -> Done:
         if target is None:
             raise MemoryEditError(f"no journal line {line_id}: `memoryd memory log` lists them")
         spec = find(memory, target.file)
-        _refuse(memory, author, spec)
+        _refuse(memory, author, spec, state_of)
         if not target.removed and not target.added:
             raise MemoryEditError(f"line {line_id} changed no entry: nothing to undo")
         try:
@@ -254,11 +267,13 @@ def undo(memory: Memory, line_id: int, author: Author, now: datetime) -> Done:
             raise CheckError(f"cannot undo line {line_id}: {e}", e.problems) from None
 
 
-def _refuse(memory: Memory, author: Author, spec: FileSpec | None) -> None:
+def _refuse(
+    memory: Memory, author: Author, spec: FileSpec | None, state_of: StateOf | None
+) -> None:
     # The model's edits only: the owner's are never refused for a session's taint or class.
     if author.by is By.MODEL:
         assert author.session is not None
-        refuse(trust(memory.sessions, author.session), spec)
+        refuse(trust(memory.sessions, author.session, state_of), spec)
 
 
 def _next(journal: Tail) -> int:

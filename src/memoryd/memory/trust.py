@@ -4,14 +4,25 @@ A session is read as `indexer` reads it (every epoch as one log, folded by `Prog
 damaged line or log is skipped and taints what follows, and a file named like an epoch but not
 one (`00.jsonl`) is not read. Its class is decided by the first line, so damage later does not
 hide it; what the damage held is unknown, so an edit from a damaged session is refused.
+
+The log is read whole only when no index is at hand: given `state_of` (which brings the
+session's read state in the index up to date, reading only what was written since, and gives
+it), the taint, class and damage are the ones the indexer folded into that state's `Progress`.
+A state that cannot be had or read (the index unavailable or damaged), or whose damage is a
+log the index could not read or a misnamed epoch (kept until the log changes), sends the
+reading back to the log.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.errors import DamagedLogError, MemoryEditError
+from memoryd.errors import DamagedLogError, MemorydError, MemoryEditError
+from memoryd.index import LogState
 from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.labels import DataClass
 from memoryd.memory.files import FileSpec
@@ -20,6 +31,12 @@ from memoryd.sessions import MISNAMED, Progress, log_files, read_from
 TAINTED = "memory edits are refused in a session that has read untrusted content"
 PUBLIC = "memory edits are refused in a public session: anyone may have written what it holds"
 _OWNER = "; the owner can make the edit with `memoryd memory`"
+
+log = logging.getLogger("memoryd")
+
+StateOf = Callable[[str], LogState | None]
+"""Brings a session's read state in the index up to date and gives it (None when the index
+does not read the session: no folder, or a link in its place)."""
 
 
 @dataclass(frozen=True)
@@ -32,11 +49,39 @@ class Trust:
     damage: str | None = None
 
 
-def trust(sessions: Path, session: str) -> Trust:
-    """A session's taint and class, from its log; untainted and `private` when it has none."""
+def trust(sessions: Path, session: str, state_of: StateOf | None = None) -> Trust:
+    """A session's taint and class, from its read state in the index when `state_of` gives
+    one, from its log otherwise; untainted and `private` when it has none."""
     if not is_session_id(session):
         # Not echoed: a session id that breaks the rule may be a key pasted in the wrong place.
         raise MemoryEditError(SESSION_RULE)
+    if state_of is not None:
+        try:
+            state = state_of(session)
+        except (MemorydError, sqlite3.Error, OSError) as e:
+            log.warning("session trust is read from its log (the index cannot be read): %s", e)
+            state = None
+        found = None if state is None else from_state(state)
+        if found is not None:
+            return found
+    return from_log(sessions, session)
+
+
+def from_state(state: LogState) -> Trust | None:
+    """The trust the indexer folded into `state`; None when the log must be read instead: the
+    state cannot be read, or its damage is one the log may no longer have (a log that could not
+    be read, a misnamed epoch: `Progress` does not hold those)."""
+    try:
+        progress = Progress.from_json(state.progress)
+    except (ValueError, KeyError, TypeError):
+        return None
+    if state.damage is not None and progress.damage is None:
+        return None
+    return Trust(progress.tainted, progress.data_class, progress.damage)
+
+
+def from_log(sessions: Path, session: str) -> Trust:
+    """A session's taint and class, from its whole log (every epoch)."""
     progress = Progress()
     try:
         logs, misnamed = log_files(sessions, session)

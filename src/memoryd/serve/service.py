@@ -45,8 +45,15 @@ from memoryd.errors import (
 from memoryd.home import Home, make_folder, open_private, shown_links
 from memoryd.honcho import run as honcho_run
 from memoryd.honcho.answer import Reading, recall_with
-from memoryd.index import Index
-from memoryd.indexer import SESSION_RULE, CatchUp, Names, catch_up, is_session_id
+from memoryd.index import Index, LogState
+from memoryd.indexer import (
+    SESSION_RULE,
+    CatchUp,
+    Names,
+    catch_up,
+    catch_up_session,
+    is_session_id,
+)
 from memoryd.labels import DataClass, Label
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.dropped import index_dropped
@@ -251,9 +258,16 @@ class Service:
         state = self.index.log_state(session)
         return state is None or (state.epoch, state.size) != (epoch, size)
 
+    def state_of(self, session: str) -> LogState | None:
+        """`session`'s read state, brought up to date for it alone (its new turns indexed), as
+        the block and the edits read its trust; IndexStoreError while the index is rebuilt
+        (`trust` then reads the log)."""
+        with self._rebuilding(), self.writer:
+            return catch_up_session(self.index, self.home.sessions, session, self.names)
+
     def block(self, session: str | None) -> Labelled:
         """The memory block for `session`'s class."""
-        found = memory_block(self.memory, session)
+        found = memory_block(self.memory, session, self.state_of)
         return Labelled.of(found.text, found.label)
 
     def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
@@ -268,7 +282,8 @@ class Service:
             names = ", ".join(spec.name for spec in self.memory.files)
             raise NoSuchFileError(f"no such memory file: the files are {names}") from None
         author = OWNER if session is None else model(session)
-        done = edit(self.memory, Request(op, file, old=old, text=text), author, now())
+        request = Request(op, file, old=old, text=text)
+        done = edit(self.memory, request, author, now(), self.state_of)
 
         def dropped() -> None:
             with self.writer:
@@ -286,7 +301,7 @@ class Service:
         `problem` says why (it is None for every other file) and `usage` says it too."""
         ceiling = DataClass.SECRET
         if session is not None:
-            ceiling = trust(self.memory.sessions, session).data_class
+            ceiling = trust(self.memory.sessions, session, self.state_of).data_class
         found = []
         for spec in self.memory.files:
             if spec.data_class > ceiling:
