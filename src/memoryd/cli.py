@@ -26,12 +26,13 @@ from memoryd.home import Home, resolve, shown_links
 from memoryd.honcho import commands as honcho_commands
 from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.indexer import Names, catch_up, catch_up_session, nothing_new
 from memoryd.memory import commands as memory_commands
 from memoryd.options import GROUP_HOME, echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
+from memoryd.serve.client import serves
 
 T = TypeVar("T")
 
@@ -52,29 +53,47 @@ Check = Callable[[Index], None]
 
 
 def _indexed(
-    home_dir: str | None, answer: Callable[[Home, Index], T], check: Check | None = None
+    home_dir: str | None,
+    answer: Callable[[Home, Index], T],
+    check: Check | None = None,
+    session: str | None = None,
 ) -> T:
     """`answer` from the home's index, brought up to date with its session logs and the
     journal first (and checked by `check`). A damaged index is rebuilt, saying so on stderr,
-    and `answer` asked again: the index holds nothing the logs and the journal do not."""
+    and `answer` asked again: the index holds nothing the logs and the journal do not.
+
+    When a daemon serves the home, its watcher keeps the index up to date with the logs: only
+    `session` (the one the command is made for) is caught up here, as the daemon's own recall
+    does, so a turn its loop has just written is found. Otherwise a catch-up that would read
+    nothing is told by a stat of each session's folder and current log (`nothing_new`)."""
     home = resolve(home_dir).require()
     names = _names(home)
+    served = serves(home)
     try:
-        return _answered(home, names, answer, check)
+        return _answered(home, names, answer, check, served, session)
     except IndexDamagedError as e:
         _warn(e.rebuilding)
     journal = memory_commands.recovered(home).journal
     reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
-    return _answered(home, names, answer, None)
+    return _answered(home, names, answer, None, served, session)
 
 
 def _answered(
-    home: Home, names: Names, answer: Callable[[Home, Index], T], check: Check | None
+    home: Home,
+    names: Names,
+    answer: Callable[[Home, Index], T],
+    check: Check | None,
+    served: bool,
+    session: str | None,
 ) -> T:
     with Index(home.index, _warn) as index:
         if check is not None:
             check(index)
-        catch_up(index, home.sessions, names)
+        if served:
+            if session is not None:
+                catch_up_session(index, home.sessions, session, names)
+        elif not nothing_new(index, home.sessions):
+            catch_up(index, home.sessions, names)
         memory_commands.up_to_date(home, index)
         return answer(home, index)
 
@@ -118,7 +137,7 @@ def recall_command(
         reading = Reading.of(config, lambda line: click.echo(line, err=True))
         return recall_with(index, query, k, session, datetime.now(UTC), home.recalls, reading)
 
-    found = _indexed(home_dir, answer)
+    found = _indexed(home_dir, answer, session=session)
     echo_labelled(found.text, found.label, as_json)
 
 

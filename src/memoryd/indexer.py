@@ -224,6 +224,49 @@ def session_folders(sessions: Path) -> list[os.DirEntry[str]]:
     return sorted(found, key=lambda e: e.name)
 
 
+def nothing_new(index: Index, sessions: Path) -> bool:
+    """Whether `catch_up` would read nothing and remove nothing: every session the index knows
+    still has its folder, with the folder's mtime and its current log's size as last read, and
+    no new session folder is there (a name the index holds passed `is_session_id` when it was
+    indexed). Two `fstatat` calls a session, relative to `sessions`, and no Python object per
+    folder beyond its directory entry: about 4 us a session (0.25 s at 53k sessions on a small
+    VM, whose stat calls cost 1-2 us each), against 17 us for a `catch_up` that reads nothing."""
+    saved = {
+        row[0]: row[1:]
+        for row in index.conn.execute("SELECT session, epoch, size, folder_mtime FROM logs")
+    }
+    try:
+        fd = os.open(sessions, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return not saved
+    seen = 0
+    stat_at = os.stat
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                name = entry.name
+                state = saved.get(name)
+                if state is None:
+                    if entry.is_dir(follow_symlinks=False) and is_session_id(name):
+                        return False  # a new session
+                    continue
+                if not entry.is_dir(follow_symlinks=False):
+                    return False  # a link or a file in its place: vanished, for catch_up
+                epoch, size, folder_mtime = state
+                if stat_at(name, dir_fd=fd, follow_symlinks=False).st_mtime_ns != folder_mtime:
+                    return False
+                try:
+                    now = stat_at(f"{name}/{epoch}.jsonl", dir_fd=fd, follow_symlinks=False).st_size
+                except OSError:
+                    now = 0  # as `_size` says of a log that is not there
+                if now != size:
+                    return False
+                seen += 1
+    finally:
+        os.close(fd)
+    return seen == len(saved)
+
+
 def catch_up(
     index: Index,
     sessions: Path,

@@ -8,18 +8,24 @@ Its answers are the same values `Service` gives, so `memoryd mcp` can use either
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import DaemonError
 from memoryd.home import Home
-from memoryd.memory.journal import Op
-from memoryd.serve.service import Edited, Labelled
+
+if TYPE_CHECKING:  # httpx and the service load when a client is made: `serves` needs neither
+    import httpx
+
+    from memoryd.memory.journal import Op
+    from memoryd.serve.service import Edited, Labelled
 
 TIMEOUT = 30.0
+
+HEALTH_TIMEOUT = 1.0
+"""How long `serves` waits for a daemon's health answer, in seconds, before saying none serves."""
 
 
 class Client:
@@ -33,6 +39,8 @@ class Client:
     @classmethod
     def unix(cls, home: Home) -> Client:
         """The daemon serving `home`, through `<home>/memoryd.sock`."""
+        import httpx
+
         path = home.root / "memoryd.sock"
         transport = httpx.HTTPTransport(uds=str(path))
         http = httpx.Client(transport=transport, base_url="http://memoryd", timeout=TIMEOUT)
@@ -41,6 +49,8 @@ class Client:
     @classmethod
     def tcp(cls, url: str, token: str) -> Client:
         """The daemon listening at `url` (`http://127.0.0.1:8765`), with its bearer token."""
+        import httpx
+
         headers = {"Authorization": f"Bearer {token}"}
         return cls(httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT), url)
 
@@ -62,6 +72,8 @@ class Client:
         )
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
         # No socket, no daemon: said without a connect (httpcore leaks a failed one's socket).
         if self.socket is not None and not self.socket.exists():
             raise self._unreachable("no socket")
@@ -107,6 +119,8 @@ class Client:
         body: dict[str, Any] = {"op": str(op), "file": file, "text": text, "old": old}
         body.update(_who(session, as_owner))
         done = self._call("POST", "/v1/memory", json=body)
+        from memoryd.serve.service import Edited
+
         return Edited(int(done["line"]), str(done["op"]), str(done["file"]), str(done["usage"]))
 
     def files(self, session: str | None = None, *, as_owner: bool = False) -> list[dict[str, Any]]:
@@ -149,6 +163,31 @@ class Client:
         return found
 
 
+def serves(home: Home, timeout: float = HEALTH_TIMEOUT) -> bool:
+    """Whether a daemon serves `home` on `<home>/memoryd.sock`, answering `GET /v1/health` with
+    `{"ok": true}` within `timeout`: what `Client.unix(home).health()` says, in about a
+    millisecond and without loading the HTTP client (the CLI asks it before every catch-up)."""
+    request = b"GET /v1/health HTTP/1.1\r\nHost: memoryd\r\nConnection: close\r\n\r\n"
+    answer = b""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(timeout)
+            probe.connect(str(home.root / "memoryd.sock"))
+            probe.sendall(request)
+            while len(answer) < 1 << 16 and (chunk := probe.recv(4096)):
+                answer += chunk
+    except OSError:  # no socket, a stale one, a path too long, a daemon too slow to answer
+        return False
+    head, _, body = answer.partition(b"\r\n\r\n")
+    if not head.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")):
+        return False
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and found.get("ok") is True
+
+
 def _listening(path: Path) -> bool:
     # A connect of our own first: httpcore leaks the socket of a failed Unix connect, and a
     # stale socket file (a daemon killed) is there but refuses.
@@ -168,4 +207,6 @@ def _who(session: str | None, as_owner: bool) -> dict[str, str]:
 
 
 def _labelled(body: dict[str, Any]) -> Labelled:
+    from memoryd.serve.service import Labelled
+
     return Labelled(str(body["text"]), str(body["class"]), bool(body["untrusted"]))

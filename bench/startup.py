@@ -1,0 +1,219 @@
+"""Where a user waits for memoryd to start: the CLI's recall end to end and `memoryd mcp` to its
+first answer, against the same run's baselines (issue 12).
+
+For a small home (built here, `--sessions` sessions of a few turns) and, with `--big HOME`, a
+large one (such as `make bench`'s 1M-item home: a copy whose `sessions/` is a `cp -al` of the
+built one and whose `memory/index.sqlite` is its cached index), it times in `--runs` passes
+(median kept):
+
+- `python -c pass` and `python -c "import memoryd.cli"`: the interpreter's start and the CLI's
+  imports, the floor under every command;
+- `memoryd recall` end to end (process start to answer), without a daemon: the old path (a full
+  `catch_up` before the answer, reached only from here by replacing the fast checks) and the new
+  one (`nothing_new`, then a catch-up only when something changed), and with a daemon serving
+  the home (the CLI catches up only `--session`'s log, the daemon's watcher the rest);
+- the no-op catch-up alone, in process: `catch_up` that reads nothing against `nothing_new`;
+- `memoryd mcp` from process start to the first `recall` answer over stdio, through the MCP
+  SDK's client, without a daemon, on the small home.
+
+    .venv/bin/python bench/startup.py --runs 7 --big /tmp/startup-helper/big
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up, nothing_new
+from memoryd.serve.client import serves
+
+AT = "2026-09-28T23:19:00Z"
+NAMES = Names(agent="agent", owner="owner")
+QUERY = "garden plans"
+
+OLD = (
+    "import sys, memoryd.cli as c; "
+    "c.serves = lambda home: False; c.nothing_new = lambda index, sessions: False; "
+    "sys.argv = ['memoryd', *sys.argv[1:]]; c.main()"
+)
+"""The CLI as it was: no daemon probe, a full catch-up before every answer."""
+
+
+def small_home(root: Path, sessions: int) -> Home:
+    """A home of `sessions` sessions, three finished turns each."""
+    home = Home(root).create()
+    words = ["garden", "plans", "harbour", "otter", "boat", "river", "stone", "heron"]
+    for n in range(sessions):
+        folder = home.sessions / f"s{n:04d}"
+        folder.mkdir(parents=True)
+        lines = []
+        for t in range(3):
+            text = f"{words[(n + t) % 8]} {words[(n * 3 + t) % 8]} turn {t} of {n}"
+            lines.append(json.dumps({"type": "user", "text": text, "at": AT}))
+            lines.append(json.dumps({"type": "final", "text": f"noted {n}.{t}", "at": AT}))
+        (folder / "0.jsonl").write_text("\n".join(lines) + "\n")
+    return home
+
+
+def median_ms(run: Callable[[], object], runs: int) -> float:
+    """The median wall time of `run`, in milliseconds, after one warm-up run."""
+    run()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def command(*args: str) -> Callable[[], object]:
+    """A process to time: it must succeed."""
+
+    def run() -> object:
+        return subprocess.run(args, check=True, capture_output=True)
+
+    return run
+
+
+@contextmanager
+def daemon(home: Home, wait: float) -> Iterator[None]:
+    """`memoryd serve` on `home`, until the block ends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "serve", "--home", str(home.root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + wait
+        while not serves(home):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon did not start on {home.root}")
+            time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+
+
+def recall_rows(home: Home, runs: int, wait: float) -> dict[str, float]:
+    """`memoryd recall` end to end on `home`: old, new without a daemon, new with one."""
+    args = ("--home", str(home.root), "recall", QUERY)
+    rows = {
+        "old": median_ms(command(sys.executable, "-c", OLD, *args), runs),
+        "new": median_ms(command(sys.executable, "-m", "memoryd", *args), runs),
+    }
+    session = sorted(os.listdir(home.sessions))[0]
+    with daemon(home, wait):
+        served = command(sys.executable, "-m", "memoryd", *args)
+        rows["daemon"] = median_ms(served, runs)
+        for_session = command(sys.executable, "-m", "memoryd", *args, "--session", session)
+        rows["daemon --session"] = median_ms(for_session, runs)
+    return rows
+
+
+def no_op_rows(home: Home, runs: int) -> dict[str, float]:
+    """The catch-up that finds nothing, in process: the old full one and `nothing_new`."""
+    with Index(home.index) as index:
+        catch_up(index, home.sessions, NAMES)
+        assert nothing_new(index, home.sessions), "the home changed under the benchmark"
+        return {
+            "catch_up": median_ms(lambda: catch_up(index, home.sessions, NAMES), runs),
+            "nothing_new": median_ms(lambda: nothing_new(index, home.sessions), runs),
+        }
+
+
+def mcp_first_answer(home: Home, runs: int) -> float:
+    """`memoryd mcp` from process start to its first `recall` answer, through the SDK client."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memoryd", "mcp", "--home", str(home.root)],
+        env={**os.environ},
+    )
+
+    async def first() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            answer = await s.call_tool("recall", {"query": QUERY})
+            assert not answer.is_error
+
+    return median_ms(lambda: anyio.run(first), runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--sessions", type=int, default=200, help="the small home's sessions")
+    parser.add_argument("--big", type=Path, default=None, help="a large home (not changed)")
+    parser.add_argument("--wait", type=float, default=600, help="a daemon's start, at most (s)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    options = parser.parse_args()
+    runs = options.runs
+    figures: dict[str, object] = {
+        "python -c pass": median_ms(command(sys.executable, "-c", "pass"), runs),
+        "import memoryd.cli": median_ms(command(sys.executable, "-c", "import memoryd.cli"), runs),
+    }
+    with tempfile.TemporaryDirectory(prefix="memoryd-startup-") as tmp:
+        small = small_home(Path(tmp) / "home", options.sessions)
+        figures["small"] = {
+            "recall": recall_rows(small, runs, options.wait),
+            "no-op catch-up": no_op_rows(small, runs),
+            "mcp first recall": mcp_first_answer(small, runs),
+        }
+    if options.big is not None:
+        big = Home(options.big).require()
+        figures["big"] = {
+            "sessions": len(os.listdir(big.sessions)),
+            "recall": recall_rows(big, runs, options.wait),
+            "no-op catch-up": no_op_rows(big, runs),
+        }
+    report(figures)
+    if options.json is not None:
+        options.json.write_text(json.dumps(figures, indent=2))
+
+
+def report(figures: dict[str, object]) -> None:
+    """The figures in ms, each new path as a ratio to the old one and to `python -c pass`."""
+    floor = float(figures["python -c pass"])  # type: ignore[arg-type]
+    print(f"python -c pass          {floor:8.1f} ms")
+    print(f"import memoryd.cli      {figures['import memoryd.cli']:8.1f} ms")
+    for name in ("small", "big"):
+        found = figures.get(name)
+        if not isinstance(found, dict):
+            continue
+        print(
+            f"\n{name} home" + (f" ({found['sessions']} sessions)" if "sessions" in found else "")
+        )
+        recall = found["recall"]
+        old = recall["old"]
+        for row, ms in recall.items():
+            print(
+                f"  memoryd recall, {row:17} {ms:8.1f} ms  "
+                f"{ms / old:5.2f}x old  {ms / floor:6.1f}x python"
+            )
+        no_op = found["no-op catch-up"]
+        print(
+            f"  no-op catch-up: catch_up {no_op['catch_up']:.1f} ms, nothing_new "
+            f"{no_op['nothing_new']:.1f} ms ({no_op['nothing_new'] / no_op['catch_up']:.2f}x)"
+        )
+        if "mcp first recall" in found:
+            mcp = found["mcp first recall"]
+            print(f"  memoryd mcp to first recall {mcp:8.1f} ms  {mcp / floor:6.1f}x python")
+
+
+if __name__ == "__main__":
+    main()
