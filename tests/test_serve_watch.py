@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -42,3 +45,26 @@ def test_when_the_sessions_folder_cannot_be_watched_new_turns_are_found_by_polli
         watcher.join(timeout=5)
         service.close()
     assert not watcher.is_alive()
+
+
+def test_a_catch_up_for_no_event_reads_what_changed_and_the_journal(home: Home) -> None:
+    service = Service.open(home)
+    try:
+        write_log(home, "s1", turn("the walrus dozed", "ok"))
+        service.catch_up_changed()
+        assert service.recall("walrus", 5, None).text.startswith("[1] memory")
+        # No log changed, but the CLI edited beside the daemon: its dropped note is indexed.
+        for args in (
+            ("add", "notes.md", "the otter is called Pip"),
+            ("remove", "notes.md", "otter"),
+        ):
+            subprocess.run(
+                [sys.executable, "-m", "memoryd", "memory", *args],
+                env=dict(os.environ, MEMORYD_HOME=str(home.root)),
+                check=True,
+                capture_output=True,
+            )
+        service.catch_up_changed()
+        assert "notes.md: dropped" in service.recall("otter", 5, None).text
+    finally:
+        service.close()

@@ -53,6 +53,7 @@ from memoryd.indexer import (
     catch_up,
     catch_up_session,
     is_session_id,
+    nothing_new,
 )
 from memoryd.labels import DataClass, Label
 from memoryd.memory.block import memory_block, shown
@@ -230,6 +231,17 @@ class Service:
             index_dropped(self.index, self.memory.journal)
         self.damaged = done.damaged
         return done
+
+    def catch_up_changed(self) -> None:
+        """`catch_up`, unless no log changed since the last one (two stats a session); the
+        journal's new lines are indexed either way."""
+        with self._rebuilding():
+            unchanged = nothing_new(self.index, self.home.sessions)
+        if not unchanged:
+            self.catch_up()
+            return
+        with self._rebuilding(), self.writer:
+            index_dropped(self.index, self.memory.journal)
 
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
         """The model's `recall`, answered from the index, which has the session's last turn:
