@@ -16,16 +16,17 @@ import pytest
 from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
-from memoryd import sessions
+from memoryd import logfiles, sessions
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.honcho.sync import read_turns
 from memoryd.index import Index
 from memoryd.indexer import MAX_TEXT, Names, catch_up
+from memoryd.logfiles import MAX_LINE, read_from
 from memoryd.memory.trust import refuse, trust
 from memoryd.serve.app import Guard, create_app
 from memoryd.serve.service import Service
-from memoryd.sessions import MAX_DEPTH, MAX_LINE, Progress, parse_line, read_from
+from memoryd.sessions import MAX_DEPTH, Progress, parse_line
 from memoryd.text import parse_time
 
 NAMES = Names(agent="boxmaker", owner="kyle")
@@ -364,7 +365,7 @@ def test_a_line_longer_than_the_bound_is_damage_and_never_held_whole(
 
 
 def test_a_long_line_still_being_written_taints_and_waits(home: Home, monkeypatch: Any) -> None:
-    monkeypatch.setattr(sessions, "_CHUNK", 1 << 16)
+    monkeypatch.setattr(logfiles, "_CHUNK", 1 << 16)
     path = write_log(home, "s", turn("before", "ok"))
     append(path, b'{"type": "user", "text": "' + b"y" * (MAX_LINE + 1))
     got = list(read_from(path)[1])
@@ -385,12 +386,12 @@ def test_a_long_text_is_indexed_up_to_the_bound(home: Home, index: Index) -> Non
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 22])
 def test_a_log_read_in_chunks_reads_as_a_whole(home: Home, monkeypatch: Any, chunk: int) -> None:
-    monkeypatch.setattr(sessions, "MAX_LINE", 260)
+    monkeypatch.setattr(logfiles, "MAX_LINE", 260)
     path = write_log(home, "s", [*turn("a" * 50, "b" * 150), user("c")])
     append(path, b"\n\n{oops\n" + json.dumps(user("d" * 300)).encode() + b"\n")
     write_log(home, "s", [final("e")])
     append(path, b'{"type": "tool_result", "untrusted"')
-    monkeypatch.setattr(sessions, "_CHUNK", chunk)
+    monkeypatch.setattr(logfiles, "_CHUNK", chunk)
     got = [
         (line.number, line.end, line.record.kind, line.damage and line.damage.problem)
         for line in read_from(path)[1]

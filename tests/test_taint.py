@@ -12,8 +12,9 @@ from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.logfiles import read_from
 from memoryd.memory.trust import refuse, trust
-from memoryd.sessions import Progress, parse_line, read_from
+from memoryd.sessions import Progress, parse_line
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 UNTRUSTED = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True, "at": AT}

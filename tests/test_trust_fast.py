@@ -23,12 +23,12 @@ from memoryd.home import Home
 from memoryd.index import Index, LogState
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.labels import DataClass
+from memoryd.logfiles import _may_taint
 from memoryd.memory.block import memory_block
 from memoryd.memory.commands import open_memory
 from memoryd.memory.edits import Request, edit, model
 from memoryd.memory.journal import Op
 from memoryd.memory.trust import StateOf, Trust, from_log, refuse, trust
-from memoryd.sessions import _may_taint
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 UNTRUSTED = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True, "at": AT}

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index, Item, LogState
+from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.secrets import has_secret
-from memoryd.sessions import MISNAMED, Progress, Turn, log_files, read_from
+from memoryd.sessions import Progress, Turn
 
 log = logging.getLogger("memoryd")
 

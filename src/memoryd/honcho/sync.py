@@ -31,9 +31,10 @@ from memoryd.honcho.decide import Skip, decide, honcho_id
 from memoryd.honcho.state import Item, SyncState
 from memoryd.indexer import session_folders
 from memoryd.labels import DataClass
+from memoryd.logfiles import MISNAMED, epoch_logs, log_files, read_from
 from memoryd.memory.files import DEFAULT_FILES, FileSpec
 from memoryd.memory.journal import read
-from memoryd.sessions import MISNAMED, Progress, Turn, epoch_logs, log_files, read_from
+from memoryd.sessions import Progress, Turn
 
 log = logging.getLogger("memoryd")
 

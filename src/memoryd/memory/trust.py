@@ -25,8 +25,9 @@ from memoryd.errors import DamagedLogError, MemorydError, MemoryEditError
 from memoryd.index import LogState
 from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.labels import DataClass
+from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.memory.files import FileSpec
-from memoryd.sessions import MISNAMED, Progress, log_files, read_from
+from memoryd.sessions import Progress
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"
 PUBLIC = "memory edits are refused in a public session: anyone may have written what it holds"

@@ -56,6 +56,7 @@ from memoryd.indexer import (
     nothing_new,
 )
 from memoryd.labels import DataClass, Label
+from memoryd.logfiles import epoch_logs
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, model
@@ -64,7 +65,7 @@ from memoryd.memory.journal import Op, read_file
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
 from memoryd.reindex import reindex
-from memoryd.sessions import Kind, epoch_logs, parse_line
+from memoryd.sessions import Kind, parse_line
 
 log = logging.getLogger("memoryd.serve")
 

@@ -1,0 +1,216 @@
+"""Session log files: the epochs of a session, and their complete lines from a byte offset.
+
+A session is a folder `sessions/<id>/` of JSONL files `0.jsonl`, `1.jsonl`, ... (one per epoch,
+a new one after each compaction), read as one log. `read_from` is the only code that opens a
+log: never through a link, never blocking, in bounded chunks; a line still being written is
+left for a later read, its possible taint counted at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.errors import DamagedLogError
+from memoryd.sessions import Record, parse_line
+
+MAX_EPOCH_DIGITS = 9
+"""An epoch is numbered below 10**9 (`999999999.jsonl`): a longer number is no epoch memoryd
+reads (it would overflow the index's integers), and is reported."""
+
+MISNAMED = (
+    "not read: an epoch's log is named by its number, with no leading zero and at most "
+    f"{MAX_EPOCH_DIGITS} digits (0.jsonl, 1.jsonl, ...)"
+)
+
+
+def log_files(sessions: Path, session: str) -> tuple[list[tuple[int, Path]], list[Path]]:
+    """A session's epoch logs `<n>.jsonl` with their epochs n, in numeric order, and the files
+    named like one that are not (`00.jsonl`, `01.jsonl`, an epoch of 10 digits or more): each
+    epoch has one file, spelled one way, and a second spelling is never read. None when the
+    session folder is missing."""
+    try:
+        entries = os.listdir(sessions / session)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    found = []
+    misnamed = []
+    for name in entries:
+        stem, dot, ext = name.partition(".")
+        if dot and ext == "jsonl" and stem.isascii() and stem.isdigit():
+            if len(stem) <= MAX_EPOCH_DIGITS and (stem == "0" or stem[0] != "0"):
+                found.append((int(stem), sessions / session / name))
+            else:
+                misnamed.append(sessions / session / name)
+    return sorted(found), sorted(misnamed)
+
+
+def epoch_logs(sessions: Path, session: str) -> list[tuple[int, Path]]:
+    """Every `<n>.jsonl` of a session with its epoch n, in numeric order; none when missing
+    (`log_files` also gives the misnamed ones)."""
+    return log_files(sessions, session)[0]
+
+
+@dataclass(frozen=True)
+class Line:
+    """A complete line of a log: its record and where it ends. A damaged line has its
+    `damage` and, as its record, one that taints (what it held is unknown)."""
+
+    record: Record
+    number: int
+    end: int
+    damage: DamagedLogError | None = None
+
+
+# In a line still being written: the key `untrusted` (maybe \u-escaped, maybe cut short), and
+# then anything but a visible `false`.
+_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_SAYS_UNTRUSTED = re.compile(rb'"untrusted(?:"\s*(?::(?!\s*false)|$)|$)', re.IGNORECASE)
+_PARTIAL_TAINT = Record(None, {"untrusted": True})
+_DAMAGED = Record(None, {"untrusted": True})
+
+MAX_LINE = 1 << 20
+"""The longest line read, in bytes (1 MiB): a longer one is damage, skipped without being held
+in memory whole. What it held may have been an untrusted tool result, so it taints."""
+
+_CHUNK = 1 << 22
+
+
+def _may_taint(partial: bytes) -> bool:
+    """Whether a line still being written may say `untrusted`: taint does not wait for its
+    line break, or a reply written meanwhile would be trusted."""
+    if b"\\u" in partial:
+        partial = _ESCAPE.sub(
+            lambda m: chr(int(m.group(1), 16)).encode("utf-8", "replace"), partial
+        )
+    return _SAYS_UNTRUSTED.search(partial.rstrip()) is not None
+
+
+def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterator[Line]]:
+    """The size of `path` as read, and its complete lines after byte `offset` (line `number`).
+
+    A last line without a line break is a write in progress: it is left for a later read.
+    Blank lines are skipped. A damaged line is given with its `damage` (and a record that
+    taints), and the reading goes on after it. A log that is a symbolic link or not a regular
+    file raises DamagedLogError at once (line 0); one that cannot be read, OSError. The file is
+    read in chunks up to its size when opened, never more than MAX_LINE of one line at once.
+    """
+    with _opened(path) as fd:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DamagedLogError(path, 0, "not a regular file")
+    size = max(offset, st.st_size)
+    return size, _lines(path, (st.st_dev, st.st_ino), offset, size, number)
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[int]:
+    try:
+        # Not through a link (it would read a file from outside the home), never blocking on a
+        # FIFO someone put in its place.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise DamagedLogError(path, 0, "a symbolic link: memoryd follows no link") from None
+        raise
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> bytes:
+    # Opened for each chunk, so a reader that stops half-way holds no file open; a log replaced
+    # meanwhile gives nothing (it is read again from its start later).
+    try:
+        with _opened(path) as fd:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
+                return b""
+            return os.pread(fd, min(_CHUNK, size - at), at)
+    except (OSError, DamagedLogError):
+        return b""
+
+
+def _too_long(path: Path, number: int, end: int) -> Line:
+    problem = f"a line longer than {MAX_LINE >> 20} MiB: it is not read"
+    return Line(_DAMAGED, number, end, DamagedLogError(path, number, problem))
+
+
+def _lines(
+    path: Path, identity: tuple[int, int], offset: int, size: int, number: int
+) -> Iterator[Line]:
+    position = offset  # where the line being read starts
+    at = offset  # the next byte to read
+    carry = b""  # what is read of the line being read
+    long = False  # that line is longer than MAX_LINE: its bytes are not kept
+    while at < size:
+        chunk = _chunk(path, identity, at, size)
+        if not chunk:
+            break  # Replaced or shrunk meanwhile: it is read again from its start later.
+        at += len(chunk)
+        start = 0
+        if long:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            number += 1
+            position = at - len(chunk) + cut + 1
+            yield _too_long(path, number, position)
+            long, start = False, cut + 1
+        end = chunk.rfind(b"\n") + 1
+        if end <= start:
+            carry += chunk[start:]
+        else:
+            data = carry + chunk[start:end] if carry else chunk[start:end]
+            carry = chunk[end:]
+            for raw in data.split(b"\n")[:-1]:
+                number += 1
+                position += len(raw) + 1
+                if len(raw) > MAX_LINE:
+                    yield _too_long(path, number, position)
+                elif raw.strip():
+                    yield _line(path, raw, number, position)
+        if len(carry) > MAX_LINE:
+            carry, long = b"", True
+    if long or _may_taint(carry):
+        # Not a line yet (it is read again once whole), so nothing moves: only its taint
+        # counts.
+        yield Line(_PARTIAL_TAINT, number, position)
+
+
+def _line(path: Path, raw: bytes, number: int, end: int) -> Line:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Line(_DAMAGED, number, end, DamagedLogError(path, number, "not UTF-8"))
+    try:
+        record = parse_line(line)
+    except ValueError as e:
+        return Line(_DAMAGED, number, end, DamagedLogError(path, number, str(e)))
+    return Line(record, number, end)
+
+
+def read_records(path: Path) -> list[Record]:
+    """Every complete record of one log file; DamagedLogError at the first damaged line."""
+    _, lines = read_from(path)
+    found = []
+    for line in lines:
+        if line.damage is not None:
+            raise line.damage
+        found.append(line.record)
+    return found
+
+
+def read_session(sessions: Path, session: str) -> list[Record]:
+    """Every epoch's records, in epoch order, as one log; DamagedLogError at the first damage."""
+    records: list[Record] = []
+    for _, path in epoch_logs(sessions, session):
+        records.extend(read_records(path))
+    return records
