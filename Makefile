@@ -39,6 +39,8 @@ serve: $(STAMP)
 bench: $(STAMP)
 	$(LOCKED) $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/recall.py
+	$(BIN)/python bench/trust.py
+	$(BIN)/python bench/startup.py
 	-$(BIN)/python bench/locomo.py
 
 clean:
