@@ -9,6 +9,7 @@ import pytest
 
 from memoryd.home import Home
 from memoryd.index import Index
+from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)
 
 
 @pytest.fixture(autouse=True)

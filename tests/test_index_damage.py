@@ -10,7 +10,6 @@ import errno
 import os
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from memoryd.reindex import reindex
 from memoryd.serve import daemon
 from test_cli import memoryd
 from test_memory_support import NOW, add, lines, memory_of, text_of
+from tmpfs import Mount
 
 NAMES = Names(agent="agent", owner="owner")
 
@@ -240,35 +240,6 @@ def test_an_index_the_os_refuses_says_why(
     assert said in message and str(home.index) in message
     assert "delete" not in message and "reindex" not in message
     assert isinstance(raised.value, NoSpaceError) == (number == errno.ENOSPC)
-
-
-Mount = Callable[[Path, str], Path]
-
-
-@pytest.fixture
-def mount() -> Iterator[Mount]:
-    """Mount a small tmpfs on a folder (root only): a real full disk, and one that can be made
-    read-only. Skipped, saying why, where it cannot be done; the OS-edge tests cover the same
-    failures without it."""
-    mounted: list[Path] = []
-
-    def on(folder: Path, size: str) -> Path:
-        if os.geteuid() != 0:
-            pytest.skip("mounting a small tmpfs needs root (the OS-edge tests cover this)")
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(folder)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-        mounted.append(folder)
-        return folder
-
-    yield on
-    for folder in reversed(mounted):
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def fill(folder: Path) -> Path:

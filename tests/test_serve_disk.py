@@ -12,7 +12,6 @@ import errno
 import json
 import os
 import sqlite3
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ from memoryd.serve import service as service_module
 from memoryd.serve.app import Guard, create_app, status_of
 from memoryd.serve.service import NOT_UTF8, Service
 from test_serve_api import error_of, serving
+from tmpfs import Mount
 
 RECORDS = "/v1/sessions/{}/records"
 
@@ -164,35 +164,6 @@ def test_no_space_for_the_index_or_the_journal_is_507_not_503(
     edit = {"op": "add", "file": "notes.md", "text": "x", "as": "owner"}
     assert error_of(api.post("/v1/memory", json=edit)) == (507, "no_space")
     assert status_of(NoSpaceError("full")) == (507, "no_space")
-
-
-Mount = Callable[[Path, str], Path]
-
-
-@pytest.fixture
-def mount() -> Iterator[Mount]:
-    """Mount a small tmpfs on a folder (root only), unmounted after the test whatever it did.
-    Skipped, saying why, where it cannot be done; the OS-edge tests above cover the same."""
-    mounted: list[Path] = []
-
-    def on(folder: Path, size: str) -> Path:
-        if os.geteuid() != 0:
-            pytest.skip("mounting a small tmpfs needs root (the os.write tests cover a full disk)")
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(folder)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-        mounted.append(folder)
-        return folder
-
-    yield on
-    for folder in reversed(mounted):
-        if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def fill(folder: Path, leave: int = 0) -> Path:
