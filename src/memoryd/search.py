@@ -167,11 +167,13 @@ def search(
         seen = {hit.id for hit in candidates}
         candidates += _ranked_by_fts5(index, some(kept), pool, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
-    around = {
-        hit.item.key: score(hit.item.text, query, idf_of, average)[2]
-        for hit in index.by_keys([key for c in candidates for key in neighbours(c.item.key)])
-    }
-    around.update((c.hit.item.key, c.score) for c in scored)
+    around = {c.hit.item.key: c.score for c in scored}
+    # Only the neighbours not already scored as candidates are read and scored.
+    others = {key for c in candidates for key in neighbours(c.item.key)} - around.keys()
+    around.update(
+        (hit.item.key, score(hit.item.text, query, idf_of, average)[2])
+        for hit in index.by_keys(sorted(others))
+    )
     return ranked(scored, around, len(about), k)
 
 
