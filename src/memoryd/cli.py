@@ -22,7 +22,7 @@ from memoryd.errors import (
     NoSpaceError,
     disk_problem,
 )
-from memoryd.home import Home, resolve, shown_links
+from memoryd.home import Home, resolve
 from memoryd.honcho import commands as honcho_commands
 from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
@@ -33,6 +33,7 @@ from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
 from memoryd.serve.client import serves
+from memoryd.status import summary
 
 T = TypeVar("T")
 
@@ -190,40 +191,23 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
         return home, index.log_states(), index.count()
 
     home, states, items = _indexed(home_dir, read, lambda index: index.check(deep))
-    turns = sum(s.finished for s in states.values())
-    size = sum(
-        p.stat().st_size
-        for p in (home.index, home.index.with_name(home.index.name + "-wal"))
-        if p.exists()
-    )
-    damaged = {s.session: s.damage for s in states.values() if s.damage}
-    linked = shown_links(home)
-    honcho = honcho_run.status(home, config_file.load(home.config).honcho is not None)
+    status = summary(home, states, items)
     if as_json:
-        status = {
-            "home": str(home.root),
-            "sessions": len(states),
-            "turns": turns,
-            "items": items,
-            "index_bytes": size,
-            "damaged": damaged,
-            "links": linked,
-            "honcho": honcho,
-        }
         click.echo(json.dumps(status, indent=2))
         return
+    damaged, linked = status["damaged"], status["links"]
     click.echo(f"home      {home.root}")
     click.echo(f"sessions  {len(states)}")
-    click.echo(f"turns     {turns} finished")
+    click.echo(f"turns     {status['turns']} finished")
     click.echo(f"items     {items}")
-    click.echo(f"index     {size / 1e6:.1f} MB")
+    click.echo(f"index     {status['index_bytes'] / 1e6:.1f} MB")
     click.echo(f"damaged   {len(damaged) or 'none'}")
     for message in damaged.values():
         click.echo(f"  {message}")
     click.echo(f"links     {len(linked) or 'none'}{' (not followed)' if linked else ''}")
     for link in linked:
         click.echo(f"  {link}")
-    for line in honcho_run.status_lines(honcho):
+    for line in honcho_run.status_lines(status["honcho"]):
         click.echo(line)
 
 

@@ -42,8 +42,7 @@ from memoryd.errors import (
     RecordError,
     disk_problem,
 )
-from memoryd.home import Home, make_folder, open_private, shown_links
-from memoryd.honcho import run as honcho_run
+from memoryd.home import Home, make_folder, open_private
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index, LogState
 from memoryd.indexer import (
@@ -66,6 +65,7 @@ from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, parse_line
+from memoryd.status import summary
 
 log = logging.getLogger("memoryd.serve")
 
@@ -375,24 +375,9 @@ class Service:
             return self._status()
 
     def _status(self) -> dict[str, Any]:
-        states = self.index.log_states()
-        size = sum(
-            p.stat().st_size
-            for p in (self.home.index, self.home.index.with_name(self.home.index.name + "-wal"))
-            if p.exists()
-        )
         progress = self.progress
         return {
-            "home": str(self.home.root),
-            "sessions": len(states),
-            "turns": sum(s.finished for s in states.values()),
-            "items": self.index.count(),
-            "index_bytes": size,
-            "damaged": {s.session: s.damage for s in states.values() if s.damage},
-            "links": shown_links(self.home),
-            "honcho": honcho_run.status(
-                self.home, config_file.load(self.home.config).honcho is not None
-            ),
+            **summary(self.home, self.index.log_states(), self.index.count()),
             "reindex": {
                 "running": progress.running,
                 "total": progress.total,

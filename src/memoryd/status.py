@@ -1,0 +1,30 @@
+"""What `memoryd status` and `GET /v1/status` report of a home: one summary for both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd import config as config_file
+from memoryd.home import Home, shown_links
+from memoryd.honcho import run as honcho_run
+from memoryd.index import LogState
+
+
+def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, Any]:
+    """The home's sessions, turns, items, index size, damaged logs, links not followed and
+    Honcho sync, from the index's read states and item count."""
+    size = sum(
+        p.stat().st_size
+        for p in (home.index, home.index.with_name(home.index.name + "-wal"))
+        if p.exists()
+    )
+    return {
+        "home": str(home.root),
+        "sessions": len(states),
+        "turns": sum(s.finished for s in states.values()),
+        "items": items,
+        "index_bytes": size,
+        "damaged": {s.session: s.damage for s in states.values() if s.damage},
+        "links": shown_links(home),
+        "honcho": honcho_run.status(home, config_file.load(home.config).honcho is not None),
+    }
