@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from damage import damage_pages
 from logs import turn, write_log
 from memoryd.errors import (
     IndexDamagedError,
@@ -60,16 +61,6 @@ def checkpointed(path: Path) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     remove_wal(path)
-
-
-def damage_pages(path: Path) -> None:
-    """Overwrite the middle of many pages in place (their headers kept): the file still opens."""
-    checkpointed(path)
-    size = path.stat().st_size
-    with path.open("r+b") as f:
-        for page in range(3, size // 4096, 3):
-            f.seek(page * 4096 + 100)
-            f.write(os.urandom(400))
 
 
 DAMAGES = {

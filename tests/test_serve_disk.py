@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from damage import damage_pages
 from logs import turn, write_log
 from memoryd import reindex as reindex_module
 from memoryd.errors import IndexFullError, IndexStoreError, JournalFullError, NoSpaceError
@@ -200,26 +201,6 @@ def test_a_real_full_disk_is_507_and_the_logs_are_as_they_were(home: Home, mount
 
 
 # A damaged index while the daemon serves: rebuilt, and every thread reads the new one.
-
-
-def damage_pages(path: Path) -> None:
-    """Overwrite the header of every page of the items and their full text (so the file still
-    opens and migrates, and a search fails), its WAL folded in first and left where it is (the
-    service's connections share it)."""
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    pages = [
-        n
-        for (n,) in conn.execute(
-            "SELECT pageno FROM dbstat WHERE name IN ('items', 'items_fts_data', 'items_fts_idx')"
-        )
-    ]
-    conn.close()
-    assert len(pages) > 5
-    with path.open("r+b") as f:
-        for page in pages:
-            f.seek((page - 1) * 4096)
-            f.write(b"\xff" * 8)
 
 
 def until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
