@@ -26,9 +26,9 @@ assignment, a URL or a phrase it removes the value and keeps the name. Names (`p
 from __future__ import annotations
 
 import re
-import unicodedata
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+
+from memoryd.folding import normalise
 
 REMOVED = "[secret removed]"
 
@@ -242,135 +242,6 @@ def _may_hold_worded(low: str) -> bool:
     )
 
 
-# Look-alike letters a key could be written with, folded to the ASCII letter they pass for, and
-# the dashes that pass for `-` (not the em dash: prose is full of them, and keys are not).
-_LOOK_ALIKES = str.maketrans(
-    {
-        **dict(zip("АВЕЅІЈКМНОРСТХУԚԜ", "ABESIJKMHOPCTXYQW", strict=True)),
-        **dict(zip("аеорсухѕіјԁһӏԛԝ", "aeopcyxsijdhlqw", strict=True)),
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-        **dict(zip("οικρτυχνα", "oikptuxva", strict=True)),
-        **dict.fromkeys("‐‑‒–−", "-"),
-    }
-)
-# Invisible characters that are not format characters (category Cf): Hangul fillers, the
-# braille blank.
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-# What each character seen so far reads as; the characters that read as themselves (never `%`,
-# which may start an escape).
-_FOLDED: dict[str, str] = {}
-_SAME = {chr(code) for code in range(128)} - {"%"}
-
-
-def _fold(char: str) -> str:
-    """What `char` reads as: its NFKC form with look-alikes folded, or nothing if invisible."""
-    folded = _FOLDED.get(char)
-    if folded is None:
-        if unicodedata.category(char) in ("Cf", "Mn", "Me") or char in _INVISIBLE:
-            folded = ""
-        else:
-            folded = unicodedata.normalize("NFKC", char).translate(_LOOK_ALIKES)
-        if len(_FOLDED) < 100_000:  # at most a few megabytes, whatever the text
-            _FOLDED[char] = folded
-            if folded == char and char != "%":
-                _SAME.add(char)
-    return folded
-
-
-_SPECIAL = re.compile(r"[^\x00-\x7f]+|(?:%[0-9A-Fa-f]{2})+")
-
-
-class _Normalised:
-    """A normalised copy of a text and the way back from its offsets to the text's.
-
-    The copy is the text with some units (a character, or the percent-escapes of one) replaced:
-    unit i spans `[copy_starts[i], copy_ends[i])` in the copy and `[starts[i], ends[i])` in the
-    text; between units the two are the same characters.
-    """
-
-    def __init__(self) -> None:
-        self.copy_starts: list[int] = []
-        self.copy_ends: list[int] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-
-    def start(self, at: int) -> int:
-        """Where in the text the character at `at` of the copy comes from."""
-        i = bisect_right(self.copy_starts, at) - 1
-        if i < 0:
-            return at
-        if at < self.copy_ends[i]:
-            return self.starts[i]
-        return self.ends[i] + at - self.copy_ends[i]
-
-    def end(self, at: int) -> int:
-        """Where in the text a span of the copy ending at `at` ends."""
-        i = bisect_left(self.copy_starts, at) - 1
-        if i < 0:
-            return at
-        if at <= self.copy_ends[i]:
-            return self.ends[i]
-        return self.ends[i] + at - self.copy_ends[i]
-
-
-def _percent_units(escapes: str) -> Iterator[tuple[int, int, str]]:
-    """What a run of `%XX` escapes reads as: (start, end, folded character) in the run."""
-    data = bytes.fromhex(escapes.replace("%", ""))
-    i = 0
-    while i < len(data):
-        lead = data[i]
-        size = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4
-        try:
-            char = data[i : i + size].decode("utf-8")
-        except UnicodeDecodeError:
-            yield 3 * i, 3 * i + 3, escapes[3 * i : 3 * i + 3]  # not UTF-8: left as it is
-            i += 1
-            continue
-        yield 3 * i, 3 * (i + size), _fold(char)
-        i += size
-
-
-def _normalise(text: str) -> tuple[str, _Normalised] | None:
-    """The normalised copy of `text` and its way back, or None when it is `text` itself."""
-    # One pass in C answers for most text: every character reads as itself.
-    if _SAME.issuperset(text):
-        return None
-    if "%" not in text and all(_fold(char) == char for char in set(text) - _SAME):
-        return None
-    pieces: list[str] = []
-    way = _Normalised()
-    done = 0  # in the text
-    length = 0  # of the copy so far
-
-    def replace(start: int, end: int, folded: str) -> None:
-        nonlocal done, length
-        pieces.append(text[done:start])
-        length += start - done
-        way.copy_starts.append(length)
-        way.starts.append(start)
-        pieces.append(folded)
-        length += len(folded)
-        way.copy_ends.append(length)
-        way.ends.append(end)
-        done = end
-
-    for run in _SPECIAL.finditer(text):
-        start, chunk = run.start(), run.group()
-        if chunk[0] == "%":
-            for s, e, folded in _percent_units(chunk):
-                replace(start + s, start + e, folded)
-            continue
-        for i, char in enumerate(chunk, start):
-            cached = _FOLDED.get(char)
-            folded = _fold(char) if cached is None else cached
-            if folded != char:
-                replace(i, i + 1, folded)
-    if not way.starts:
-        return None
-    pieces.append(text[done:])
-    return "".join(pieces), way
-
-
 def _found(source: str) -> Iterator[tuple[int, int]]:
     """The spans of the secrets in `source` (a value's alone), the deleted form left out."""
     matches: list[Iterator[re.Match[str]]] = []
@@ -394,7 +265,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
     """The spans of `text` to replace, in order, none overlapping."""
     found = list(_found(text))
     if not (text.isascii() and "%" not in text):
-        normalised = _normalise(text)
+        normalised = normalise(text)
         if normalised is not None:
             copy, way = normalised
             found.extend((way.start(start), way.end(end)) for start, end in _found(copy))
@@ -420,7 +291,7 @@ def has_secret(text: str) -> bool:
     """Whether `text` holds a key, a token, a password, a private key or `[secret removed]`."""
     if text.isascii() and "%" not in text:
         return _holds(text)
-    normalised = _normalise(text)
+    normalised = normalise(text)
     return _holds(text) or (normalised is not None and _holds(normalised[0]))
 
 
