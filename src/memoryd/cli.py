@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from memoryd import config as config_file
+from memoryd.connect import commands as connect_commands
 from memoryd.errors import (
     NO_SPACE,
     IndexDamagedError,
@@ -251,6 +252,7 @@ cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
 cli.add_command(honcho_commands.sync_command)
+cli.add_command(connect_commands.connect_group)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,13 @@ from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, order
 
 # Tables read by later parts of memoryd; accepted here so that a home configured for them
 # still starts.
-_KNOWN = {"agent", "owner", "honcho", "memory"}
+_KNOWN = {"agent", "owner", "honcho", "memory", "connect"}
+
+CONNECT_HOSTS = ("claude-code", "codex")
+"""The hosts `memoryd connect` follows, as `[connect.<host>]` names them."""
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")
+"""A tool name the owner may trust, as hosts spell them (`Bash`, `mcp__github__get_issue`)."""
 
 
 # Honcho's ids (workspaces, peers, sessions): RESOURCE_NAME_PATTERN, 1 to 512 characters.
@@ -72,6 +78,12 @@ class Config:
     owner: str = "owner"
     files: tuple[FileSpec, ...] = DEFAULT_FILES
     honcho: HonchoConfig | None = None
+    connect: dict[str, frozenset[str]] = field(default_factory=dict)
+    """`[connect.<host>] trusted_tools`: the tools the owner trusts beyond the built-in table."""
+
+    def trusted_tools(self, host: str) -> frozenset[str]:
+        """The tools the owner marked trusted for `host` (none by default)."""
+        return self.connect.get(host, frozenset())
 
 
 def _name(raw: dict[str, Any], key: str, default: str, path: Path) -> str:
@@ -98,6 +110,7 @@ def load(path: Path) -> Config:
         owner=_name(raw, "owner", "owner", path),
         files=_files(raw.get("memory", {}), path),
         honcho=_honcho(raw["honcho"], path) if "honcho" in raw else None,
+        connect=_connect(raw.get("connect", {}), path),
     )
     if config.honcho is not None:
         for key in ("agent", "owner"):
@@ -142,6 +155,27 @@ def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
             raise ConfigError(f"{where}: budget is a number of characters, 1 to 100000")
         specs[name] = FileSpec(name, kind, budget, data_class)
     return ordered(specs.values())
+
+
+def _connect(table: Any, path: Path) -> dict[str, frozenset[str]]:
+    """`[connect.<host>]`: `trusted_tools`, a list of tool names, for each known host."""
+    where = f"{path}: [connect]"
+    _table(table, set(CONNECT_HOSTS), where)
+    found = {}
+    for host, host_table in table.items():
+        host_where = f"{path}: [connect.{host}]"
+        _table(host_table, {"trusted_tools"}, host_where)
+        tools = host_table.get("trusted_tools", [])
+        if not isinstance(tools, list) or not all(
+            isinstance(tool, str) and TOOL_NAME.fullmatch(tool) for tool in tools
+        ):
+            # The value is not quoted: a key pasted in the wrong place must not be echoed.
+            raise ConfigError(
+                f"{host_where}: trusted_tools is a list of tool names as the host spells "
+                'them (letters, digits, _ . : -, at most 128), like trusted_tools = ["Bash"]'
+            )
+        found[host] = frozenset(tools)
+    return found
 
 
 def _honcho(table: Any, path: Path) -> HonchoConfig:

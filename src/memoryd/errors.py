@@ -19,6 +19,7 @@ Every error says what went wrong and what the person reading it should do next::
     ├── LockError                 another writer held the home's lock too long
     ├── RecordError               a record sent to the daemon to append is not a valid record
     ├── DaemonError               the daemon refused a request or cannot be reached (client)
+    ├── ConnectError              a host's transcripts or settings cannot be read or written
     └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge (`disk_problem` says what an
@@ -128,6 +129,11 @@ class JournalError(MemorydError):
 
 class JournalFullError(JournalError, NoSpaceError):
     """No space left to journal an edit or replace its file: the edit was not made."""
+
+
+class ConnectError(MemorydError):
+    """`memoryd connect` cannot read a host's transcripts or its own state, or cannot write
+    the host's settings."""
 
 
 class LockError(MemorydError):

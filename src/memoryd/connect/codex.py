@@ -1,0 +1,162 @@
+"""Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl` (docs/connect.md has
+the field table). Every line is `{timestamp, type, payload}`: `session_meta` first,
+`response_item` for the model's messages, tool calls and their outputs, `event_msg` for what
+the interface showed (the person's prompt as typed, the end of a turn), `compacted` for a
+compaction. The person's words are taken from `event_msg` `user_message` only: the
+`response_item` user messages also hold the instructions and environment Codex sends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memoryd.connect.events import (
+    Call,
+    Compacted,
+    Drift,
+    Event,
+    Host,
+    Prompt,
+    Result,
+    Said,
+    SubAgent,
+    TurnOver,
+)
+
+
+def folder() -> Path:
+    """`$CODEX_HOME/sessions`, else `~/.codex/sessions`."""
+    config = os.environ.get("CODEX_HOME")
+    return (Path(config) if config else Path.home() / ".codex") / "sessions"
+
+
+def transcripts(root: Path, depth: int = 3) -> Iterator[Path]:
+    """Each `rollout-*.jsonl` under `root` (in YYYY/MM/DD folders, or at the top as older
+    versions wrote them), in name order; no link is followed."""
+    try:
+        with os.scandir(root) as found:
+            entries = sorted(found, key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False) and depth:
+            yield from transcripts(Path(entry.path), depth - 1)
+        elif (
+            entry.name.startswith("rollout-")
+            and entry.name.endswith(".jsonl")
+            and entry.is_file(follow_symlinks=False)
+        ):
+            yield Path(entry.path)
+
+
+def _string(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str):
+        raise Drift(f'a "{payload.get("type")}" item without a string "{key}"')
+    return value
+
+
+def _output(value: Any) -> str:
+    """A tool's output: text, `{content}` or a list of content items."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _output(value.get("content"))
+    if isinstance(value, list):
+        return "\n".join(
+            item["text"]
+            for item in value
+            if isinstance(item, dict) and isinstance(item.get("text"), str)
+        )
+    if value is None:
+        return ""
+    raise Drift("a tool output that is neither text nor content items")
+
+
+def _said(payload: dict[str, Any], at: str | None) -> list[Event]:
+    if payload.get("role") != "assistant":
+        return []  # the user's and developer's items: instructions and context Codex sends
+    content = payload.get("content")
+    if isinstance(content, str):
+        return [Said(content, at)] if content.strip() else []
+    if not isinstance(content, list):
+        raise Drift('an assistant "message" whose "content" is not a list')
+    text = "\n".join(
+        item["text"]
+        for item in content
+        if isinstance(item, dict) and isinstance(item.get("text"), str)
+    )
+    return [Said(text, at)] if text.strip() else []
+
+
+def _response_item(payload: dict[str, Any], at: str | None) -> list[Event]:
+    kind = payload.get("type")
+    call_id = payload.get("call_id")
+    call = call_id if isinstance(call_id, str) else ""
+    if kind == "message":
+        return _said(payload, at)
+    if kind == "function_call":
+        return [Call(call, _string(payload, "name"), payload.get("arguments"), at)]
+    if kind == "custom_tool_call":
+        return [Call(call, _string(payload, "name"), payload.get("input"), at)]
+    if kind == "local_shell_call":
+        return [Call(call, "local_shell", payload.get("action"), at)]
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return [Result(call, _output(payload.get("output")), at)]
+    if kind == "web_search_call":
+        # The search's results reach the model without an output item: a result all the same.
+        return [
+            Call(call, "web_search", payload.get("action"), at),
+            Result(call, "", at, name="web_search"),
+        ]
+    return []
+
+
+def _event_msg(payload: dict[str, Any], at: str | None) -> list[Event]:
+    kind = payload.get("type")
+    if kind == "user_message":
+        text = _string(payload, "message")
+        return [Prompt(text, at)] if text.strip() else []
+    if kind == "task_complete":
+        last = payload.get("last_agent_message")
+        return [TurnOver(at, last if isinstance(last, str) else None)]
+    return []
+
+
+def _sub_agent(payload: dict[str, Any]) -> bool:
+    source = payload.get("source")
+    return payload.get("thread_source") == "subagent" or (
+        isinstance(source, dict) and "subagent" in source
+    )
+
+
+def events(line: dict[str, Any]) -> list[Event]:
+    """What one Codex rollout line means (none for a line type it does not know)."""
+    kind = line.get("type")
+    timestamp = line.get("timestamp")
+    at = timestamp if isinstance(timestamp, str) else None
+    payload = line.get("payload")
+    if kind not in ("session_meta", "response_item", "event_msg", "compacted"):
+        return []
+    if not isinstance(payload, dict):
+        raise Drift(f'a "{kind}" line without its "payload" object')
+    if kind == "session_meta":
+        return [SubAgent()] if _sub_agent(payload) else []
+    if kind == "response_item":
+        return _response_item(payload, at)
+    if kind == "event_msg":
+        return _event_msg(payload, at)
+    summary = payload.get("message")
+    return [Compacted(summary if isinstance(summary, str) else "", at)]
+
+
+HOST = Host(
+    name="codex",
+    folder=folder,
+    transcripts=transcripts,
+    stem=lambda path: path.stem.removeprefix("rollout-"),
+    events=events,
+)

@@ -1,0 +1,127 @@
+"""`memoryd connect HOST`: follow a host's transcripts into memoryd sessions, or set it up."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memoryd import config as config_file
+from memoryd.connect import claude_code, codex, setup
+from memoryd.connect.events import Host
+from memoryd.connect.follow import Follower, Pass
+from memoryd.errors import ConnectError
+from memoryd.home import resolve
+from memoryd.options import home_option
+
+HOSTS: tuple[Host, ...] = (claude_code.HOST, codex.HOST)
+"""Every host `memoryd connect` knows; a new one is a module with a `HOST` and a line here."""
+
+
+@click.group("connect")
+def connect_group() -> None:
+    """Follow Claude Code or Codex sessions into memoryd sessions; print or install the setup."""
+
+
+def _report(host: Host, done: Pass, quiet: bool) -> None:
+    for problem in done.damage:
+        click.echo(f"memoryd: warning: {problem}", err=True)
+    if not quiet:
+        click.echo(
+            f"{host.name}: {done.transcripts} transcripts, {done.read} read: {done.prompts} "
+            f"prompts and {done.records} records written (sessions {host.name}-*)"
+        )
+
+
+def _run(
+    host: Host, source: str | None, follow: bool, interval: float, quiet: bool, home_dir: str | None
+) -> None:
+    home = resolve(home_dir).create()
+    root = Path(source) if source else host.folder()
+    if not root.is_dir():
+        raise ConnectError(
+            f"no {host.name} transcripts at {root}: run {host.name} once, or pass --from DIR"
+        )
+    trusted = config_file.load(home.config).trusted_tools(host.name)
+    follower = Follower(home, host, root, trusted)
+    with follower.locked() as held:
+        if not held:
+            if quiet:
+                return  # the other process writes what this one would
+            raise ConnectError(
+                f"another `memoryd connect {host.name}` is following these transcripts: "
+                "wait for it, or stop it"
+            )
+        if not follow:
+            _report(host, follower.once(), quiet)
+            return
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        while not stop.is_set():
+            done = follower.once()
+            if done.records or done.damage:
+                _report(host, done, quiet)
+            stop.wait(interval)
+
+
+def _command(host: Host) -> click.Command:
+    @click.command(host.name)
+    @click.option(
+        "--from",
+        "source",
+        type=click.Path(file_okay=False),
+        default=None,
+        help=f"The folder of {host.name}'s transcripts (default: {host.folder()}).",
+    )
+    @click.option("--follow", is_flag=True, help="Keep following until SIGTERM or SIGINT.")
+    @click.option(
+        "--interval",
+        type=click.FloatRange(0.05, 3600),
+        default=1.0,
+        show_default=True,
+        help="With --follow, how often the transcripts are looked at, in seconds.",
+    )
+    @click.option(
+        "--print", "show", is_flag=True, help="Print the MCP server entry and hooks to add."
+    )
+    @click.option(
+        "--install", is_flag=True, help="Write them into the host's settings (backed up first)."
+    )
+    @click.option("--quiet", is_flag=True, help="Print only problems (for hooks).")
+    @click.argument("notification", nargs=-1, required=False)
+    @home_option
+    def command(
+        source: str | None,
+        follow: bool,
+        interval: float,
+        show: bool,
+        install: bool,
+        quiet: bool,
+        notification: Any,
+        home_dir: str | None,
+    ) -> None:
+        del notification  # Codex's notify passes a JSON argument: the transcript says it all.
+        home = resolve(home_dir)
+        if show or install:
+            root = home.root.absolute()
+            if show:
+                click.echo(setup.printed(host.name, root), nl=False)
+            for message in setup.install(host.name, root) if install else []:
+                click.echo(message)
+            return
+        _run(host, source, follow, interval, quiet, home_dir)
+
+    command.help = (
+        f"Write {host.name}'s sessions into memoryd as session logs: once (what they gained "
+        "since the last run), or with --follow until stopped. --print shows the MCP server "
+        "entry and hooks to add to its settings; --install writes them there."
+    )
+    return command
+
+
+for _host in HOSTS:
+    connect_group.add_command(_command(_host))

@@ -1,0 +1,217 @@
+"""Events into memoryd records: the pure core every host shares.
+
+A transcript becomes one memoryd session: the person's prompts `user`, the model's text
+`assistant` (its last text of a turn `final`, once the turn is over), every tool call and
+result `tool_call`/`tool_result` (untrusted by the trust table), a compaction a `compaction`
+that starts the next epoch, a damaged line an untrusted `tool_result` naming the line. Every
+string is input: secrets are removed before a record is made, names are made one short line,
+texts are cut to what an item can hold, so nothing a transcript holds reaches the home as is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memoryd import boundary
+from memoryd.connect.events import (
+    Call,
+    Compacted,
+    Event,
+    Prompt,
+    Result,
+    Said,
+    SubAgent,
+    TurnOver,
+)
+from memoryd.connect.tools import UNKNOWN, trusted
+from memoryd.indexer import MAX_TEXT
+from memoryd.secrets import redact
+from memoryd.text import parse_time
+
+CONNECTOR = "memoryd-connect"
+"""The tool name of the records the connector writes about a transcript (damage)."""
+
+MAX_DEPTH = 16
+"""The deepest a tool call's arguments are kept: a memoryd log line nests at most 64 deep."""
+
+Record = dict[str, Any]
+Written = tuple[int, Record]
+"""A record and the epoch whose log it goes to."""
+
+
+def clean(text: str) -> str:
+    """A text as memoryd keeps it from a transcript: whole characters, no secret, at most
+    MAX_TEXT characters (what an item holds)."""
+    whole = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return redact(whole[: MAX_TEXT * 2])[:MAX_TEXT]
+
+
+def _args(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            return "(nested too deep)"
+        return {clean(str(k)): _args(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= MAX_DEPTH:
+            return "(nested too deep)"
+        return [_args(v, depth + 1) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # NaN and infinities are not JSON a memoryd log may hold
+    return value
+
+
+def arguments(value: Any) -> Any:
+    """A tool call's arguments as kept: cleaned like texts, cut to MAX_TEXT characters of JSON."""
+    kept = _args(value)
+    text = json.dumps(kept, ensure_ascii=False)
+    return kept if len(text) <= MAX_TEXT else {"truncated": text[:MAX_TEXT]}
+
+
+def tool_name(name: str) -> str:
+    """A tool's name as a record names it: one short line, or UNKNOWN."""
+    return boundary.name(name, 100) or UNKNOWN
+
+
+@dataclass
+class Fold:
+    """What reading a transcript so far has decided; kept between runs (`to_json`)."""
+
+    host: str
+    epoch: int = 0
+    started: bool = False
+    pending: list[str] | None = None
+    """The model's last text of the turn not written yet, and its time."""
+    calls: dict[str, str] = field(default_factory=dict)
+    """The tool name of each call whose result has not come yet."""
+    last_at: str | None = None
+    aside: bool = False
+    """The whole transcript is a sub-agent's."""
+    tainted: bool = False
+    prompts: int = 0
+
+    def _at(self, given: str | None, now: str) -> str:
+        if given is not None:
+            try:
+                parse_time(given)
+            except ValueError:
+                pass
+            else:
+                self.last_at = given
+                return given
+        return self.last_at or now
+
+    def _record(self, data: Record) -> list[Written]:
+        found: list[Written] = []
+        if not self.started:
+            found.append((0, {"type": "session", "channel": self.host}))
+            self.started = True
+        found.append((self.epoch, data))
+        return found
+
+    def _flush(self, kind: str) -> list[Written]:
+        """The pending text as `kind` (`assistant` between tool calls, `final` at the end)."""
+        if self.pending is None:
+            return []
+        text, at = self.pending
+        self.pending = None
+        return self._record({"type": kind, "text": text, "at": at})
+
+    def feed(self, event: Event, also: frozenset[str], now: str) -> list[Written]:
+        """The records one event makes; `also` are the tools the owner trusts, `now` the time
+        of a record whose line has none (nor had any line before it)."""
+        match event:
+            case SubAgent():
+                self.aside = True
+                return []
+            case Prompt(text, at) if self.aside:
+                return self._record(
+                    {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
+                )
+            case Prompt(text, at):
+                self.prompts += 1
+                return self._flush("final") + self._record(
+                    {"type": "user", "text": clean(text), "at": self._at(at, now)}
+                )
+            case Said(text, at, aside) if aside or self.aside:
+                return self._record(
+                    {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
+                )
+            case Said(text, at):
+                found = self._flush("assistant")
+                self.pending = [clean(text), self._at(at, now)]
+                return found
+            case Call(call_id, name, args, at):
+                shown = tool_name(name)
+                self.calls[call_id] = shown
+                return self._flush("assistant") + self._record(
+                    {
+                        "type": "tool_call",
+                        "name": shown,
+                        "args": arguments(args),
+                        "at": self._at(at, now),
+                    }
+                )
+            case Result(call_id, text, at, name, untrusted):
+                called = self.calls.pop(call_id, UNKNOWN)
+                shown = called if name is None else tool_name(name)
+                bad = untrusted or self.aside or not trusted(self.host, shown, also)
+                self.tainted = self.tainted or bad
+                return self._record(
+                    {
+                        "type": "tool_result",
+                        "name": shown,
+                        "text": clean(text),
+                        "untrusted": bad,
+                        "at": self._at(at, now),
+                    }
+                )
+            case TurnOver(at, text):
+                if self.pending is None and text is not None and text.strip() and not self.aside:
+                    self.pending = [clean(text), self._at(at, now)]
+                return self._flush("final")
+            case Compacted(summary, at):
+                found = self._flush("final")
+                if not self.started:
+                    found.append((0, {"type": "session", "channel": self.host}))
+                    self.started = True
+                self.epoch += 1
+                found.append(
+                    (
+                        self.epoch,
+                        {"type": "compaction", "summary": clean(summary), "at": self._at(at, now)},
+                    )
+                )
+                return found
+        return []
+
+    def damaged(self, number: int, problem: str, now: str) -> list[Written]:
+        """A line that cannot be read: an untrusted result saying so (what it held is unknown,
+        so what follows is tainted, as memoryd does for its own logs)."""
+        self.tainted = True
+        text = (
+            f"line {number} of the transcript could not be read ({problem}): what it held is "
+            "unknown"
+        )
+        return self._record(
+            {
+                "type": "tool_result",
+                "name": CONNECTOR,
+                "text": text,
+                "untrusted": True,
+                "at": self.last_at or now,
+            }
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fold as a JSON object, to keep in the connector's state."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Fold:
+        """The fold `to_json` gave."""
+        return cls(**raw)

@@ -1,0 +1,350 @@
+"""Following a host's transcripts: read each by byte offset, fold its lines, append the records
+to its memoryd session log, and keep the position in the home.
+
+The position of every transcript (its byte offset, the fold, the size its memoryd log had after
+the last write) is kept in `<home>/memory/connect/<host>.json`, replaced atomically after each
+write. The connector is the only writer of its sessions' logs: a log longer than the kept size
+is a write a crash cut short of its position, so it is cut back before the next write, and no
+turn is written twice or lost. A line still being written (no line break yet) waits for the
+next pass. One process follows a host at a time (`<host>.lock`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd import boundary
+from memoryd.connect.events import Drift, Host
+from memoryd.connect.fold import CONNECTOR, Fold, Written
+from memoryd.errors import ConnectError, disk_problem
+from memoryd.home import Home, make_folder, open_private
+from memoryd.indexer import is_session_id
+from memoryd.memory.journal import replace
+
+MAX_LINE = 64 << 20
+"""The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a
+longer one is damage, skipped without being held whole."""
+
+_CHUNK = 4 << 20
+_FLUSH = 2000
+"""Lines folded between two writes of a large transcript (a first catch-up)."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def shown(path: Path) -> str:
+    """A transcript's path as a message shows it: one line, no secret."""
+    return boundary.name(str(path), 300)
+
+
+@dataclass
+class Position:
+    """Where the connector stands in one transcript, and in the memoryd log it writes."""
+
+    session: str
+    identity: list[int]
+    offset: int = 0
+    line: int = 0
+    log_size: int = 0
+    marked: bool = False
+    """Whether the host's own session was told this transcript is tainted."""
+    fold: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Pass:
+    """What one pass over a host's transcripts did."""
+
+    transcripts: int = 0
+    read: int = 0
+    prompts: int = 0
+    records: int = 0
+    damage: list[str] = field(default_factory=list)
+
+
+def _key(path: Path) -> str:
+    # The state never holds a transcript's path: a file name may hold anything, a key too.
+    return hashlib.sha256(os.fsencode(path.absolute())).hexdigest()[:32]
+
+
+def session_id(host: Host, path: Path, taken: set[str]) -> str:
+    """The memoryd session of a transcript: `<host>-<stem>` when that is a session id no other
+    transcript has, else `<host>.h-<hash of its path>` (never echoing what the name held)."""
+    named = f"{host.name}-{host.stem(path)}"
+    if is_session_id(named) and named not in taken:
+        return named
+    return f"{host.name}.h-{_key(path)}"
+
+
+class Follower:
+    """One host's transcripts under `root`, followed into `home`."""
+
+    def __init__(self, home: Home, host: Host, root: Path, also: frozenset[str]) -> None:
+        self.home, self.host, self.root, self.also = home, host, root, also
+        self.folder = home.memory / "connect"
+        self.state_path = self.folder / f"{host.name}.json"
+        self.positions = self._load()
+
+    def _load(self) -> dict[str, Position]:
+        try:
+            raw = json.loads(self.state_path.read_bytes())
+            return {key: Position(**value) for key, value in raw["transcripts"].items()}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ConnectError(
+                f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
+                "the connector again (it reads every transcript again into new sessions)"
+            ) from None
+
+    def _save(self) -> None:
+        state = {"transcripts": {k: vars(p) for k, p in sorted(self.positions.items())}}
+        replace(self.state_path, json.dumps(state, ensure_ascii=False).encode("utf-8"))
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[bool]:
+        """Hold `<host>.lock` for the block: True, or False when another process holds it."""
+        make_folder(self.folder)
+        fd = open_private(self.folder / f"{self.host.name}.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
+
+    def once(self) -> Pass:
+        """Read what every transcript gained since the last pass; write it as session logs."""
+        done = Pass()
+        for path in self.host.transcripts(self.root):
+            done.transcripts += 1
+            try:
+                self._transcript(path, done)
+            except OSError as e:
+                done.damage.append(f"{shown(path)}: {disk_problem(e)}")
+        return done
+
+    def _transcript(self, path: Path, done: Pass) -> None:
+        key = _key(path)
+        position = self.positions.get(key)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return  # a link: not followed
+            raise
+        with contextlib.closing(_File(fd)) as file:
+            identity = [file.stat.st_dev, file.stat.st_ino]
+            if not stat.S_ISREG(file.stat.st_mode):
+                return
+            if position is not None and position.identity == identity:
+                if file.stat.st_size == position.offset:
+                    return
+                if file.stat.st_size < position.offset:
+                    position = None  # rewritten, not appended to: read again from its start
+            elif position is not None:
+                position = None  # another file in its place
+            if position is None:
+                old = self.positions.get(key)
+                taken = {p.session for k, p in self.positions.items() if k != key}
+                session = old.session if old else session_id(self.host, path, taken)
+                self._forget(session)
+                position = Position(session, identity, fold=Fold(self.host.name).to_json())
+                self.positions[key] = position
+            done.read += 1
+            self._read(file, path, position, done)
+
+    def _forget(self, session: str) -> None:
+        # A session read again from its transcript's start is written again whole.
+        folder = self.home.sessions / session
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(folder):
+                if name.endswith(".jsonl"):
+                    (folder / name).unlink()
+
+    def _read(self, file: _File, path: Path, position: Position, done: Pass) -> None:
+        fold = Fold.from_json(position.fold)
+        written: list[Written] = []
+        for count, (raw, end) in enumerate(file.lines(position.offset, file.stat.st_size), 1):
+            position.line += 1
+            now = _now()
+            problem = None
+            if raw is None:
+                problem = f"longer than {MAX_LINE >> 20} MiB"
+            elif raw.strip():
+                try:
+                    written += self._events(raw, fold, now)
+                except Drift as e:
+                    problem = str(e)
+                except json.JSONDecodeError as e:
+                    problem = f"not JSON ({e.msg})"
+                except ValueError as e:
+                    problem = str(e)
+                except RecursionError:
+                    problem = "nested too deep"
+                except (KeyError, TypeError, AttributeError):
+                    problem = "its fields are not as documented"
+            if problem is not None:
+                written += fold.damaged(position.line, problem, now)
+                done.damage.append(
+                    f"{shown(path)}: line {position.line}: {problem}; the rest of session "
+                    f"{position.session} is tainted"
+                )
+            position.offset = end
+            if count % _FLUSH == 0:
+                self._write(position, fold, written, done)
+                written = []
+        self._write(position, fold, written, done)
+
+    def _events(self, raw: bytes, fold: Fold, now: str) -> list[Written]:
+        line = _parse(raw)
+        if not isinstance(line, dict):
+            raise ValueError("not a JSON object")
+        written: list[Written] = []
+        for event in self.host.events(line):
+            written += fold.feed(event, self.also, now)
+        return written
+
+    def _write(self, position: Position, fold: Fold, written: list[Written], done: Pass) -> None:
+        """Append the records to the session's logs, then keep the position (a crash between
+        the two is undone by cutting the log back to the kept size)."""
+        session = position.session
+        if fold.tainted and not position.marked:
+            self._mark(session)
+            position.marked = True
+        first = Fold.from_json(position.fold).epoch
+        self._cut_back(session, first, position.log_size)
+        by_epoch: dict[int, bytearray] = {}
+        for epoch, record in written:
+            line = json.dumps(record, ensure_ascii=False) + "\n"
+            by_epoch.setdefault(epoch, bytearray()).extend(line.encode("utf-8"))
+        size = position.log_size
+        for epoch in sorted(by_epoch):
+            size = _append(self.home.sessions / session / f"{epoch}.jsonl", bytes(by_epoch[epoch]))
+        done.records += len(written)
+        done.prompts += sum(1 for _, r in written if r["type"] == "user")
+        position.log_size = size
+        position.fold = fold.to_json()
+        self._save()
+
+    def _cut_back(self, session: str, epoch: int, size: int) -> None:
+        folder = self.home.sessions / session
+        log = folder / f"{epoch}.jsonl"
+        try:
+            now = os.lstat(log).st_size
+        except FileNotFoundError:
+            now = 0
+        if now > size:
+            fd = open_private(log, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(folder):
+                stem, _, ext = name.partition(".")
+                if ext == "jsonl" and stem.isdigit() and int(stem) > epoch:
+                    (folder / name).unlink()
+
+    def _mark(self, session: str) -> None:
+        """Taint the host's own session (the one its MCP server's edits are made for): the MCP
+        server cannot tell which conversation calls it, so one that read untrusted content
+        makes every edit by the host's model refused (docs/connect.md)."""
+        text = (
+            f"the conversation {session} read untrusted content: memory edits by "
+            f"{self.host.name}'s model are refused"
+        )
+        record = {
+            "type": "tool_result",
+            "name": CONNECTOR,
+            "text": text,
+            "untrusted": True,
+            "at": _now(),
+        }
+        _append(
+            self.home.sessions / self.host.name / "0.jsonl",
+            (json.dumps(record) + "\n").encode("utf-8"),
+        )
+
+
+def _append(path: Path, data: bytes) -> int:
+    """Append `data` to the log at `path` (made 0600, never through a link); its new size."""
+    make_folder(path.parent)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key appears twice in one object")
+    return found
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique)
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return _DECODER.decode(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+
+
+class _File:
+    """An open transcript and its lines from an offset."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.stat = os.fstat(fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def lines(self, offset: int, size: int) -> Iterator[tuple[bytes | None, int]]:
+        """Each complete line after `offset` up to `size`, with the offset after it (None for a
+        line longer than MAX_LINE); a last line without its line break is left for later."""
+        at, carry, long = offset, bytearray(), False
+        while at < size:
+            chunk = os.pread(self.fd, min(_CHUNK, size - at), at)
+            if not chunk:
+                return
+            begin = 0
+            while True:
+                cut = chunk.find(b"\n", begin)
+                if cut < 0:
+                    break
+                end = at + cut + 1
+                if long:
+                    yield None, end
+                else:
+                    carry += chunk[begin:cut]
+                    yield bytes(carry), end
+                carry, long, begin = bytearray(), False, cut + 1
+            if not long:
+                carry += chunk[begin:]
+                if len(carry) > MAX_LINE:
+                    carry, long = bytearray(), True
+            at += len(chunk)
