@@ -16,8 +16,14 @@ can also misbehave::
         fake.requests                   # every Request(method, path, body, raw, authorization, at)
         fake.seed_message("ws", "s1", "alice", "dark roast")   # data for search tests
         fake.seed_conclusion("ws", "prefers tea", "agent", "agent")
+        fake.deleted                    # the (workspace, session) pairs deleted
 
-`only="/messages"` restricts a behaviour to paths containing that text. Search matches the
+`only="/messages"` restricts a behaviour to paths containing that text, `method="DELETE"` to
+that method. A deleted session is gone at once (Honcho deletes in the background), and its id
+is dead: creating it again or posting to it answers 404, as a real Honcho does; deleting it
+again, or one never created, answers 404 too. A conclusion delete answers 204 with no body.
+
+Search matches the
 messages holding every word of the query (lowercase substrings), newest first; conclusion
 query gives the pair's conclusions, most shared words first. A workspace never written to
 answers `[]` to both, as Honcho does.
@@ -73,6 +79,7 @@ class Behaviour:
     times: int | None = None
     only: str | None = None
     delay: float = 0.0
+    method: str | None = None
 
 
 @dataclass
@@ -81,6 +88,8 @@ class _State:
     conclusions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     behaviours: dict[str, Behaviour] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
+    sessions: set[tuple[str, str]] = field(default_factory=set)
+    deleted: list[tuple[str, str]] = field(default_factory=list)
 
 
 class _Server(ThreadingHTTPServer):
@@ -147,13 +156,16 @@ class FakeHoncho:
         times: int | None = None,
         only: str | None = None,
         delay: float = 0.0,
+        method: str | None = None,
     ) -> None:
         """From now on answer `workspace` this way (`times` requests, then normally again).
         `commit_late` holds each request `delay` seconds, then does what it asks whether or
         not the client is still there, as a server still committing after a timeout does."""
         assert mode in MODES, mode
         with self._lock:
-            self._state.behaviours[workspace] = Behaviour(mode, status, store, times, only, delay)
+            self._state.behaviours[workspace] = Behaviour(
+                mode, status, store, times, only, delay, method
+            )
 
     @property
     def requests(self) -> list[Request]:
@@ -170,6 +182,12 @@ class FakeHoncho:
                 if ws == workspace and session in (None, s)
                 for message in stored
             ]
+
+    @property
+    def deleted(self) -> list[tuple[str, str]]:
+        """The sessions deleted, `(workspace, session)`, in order."""
+        with self._lock:
+            return list(self._state.deleted)
 
     def conclusions(self, workspace: str) -> list[dict[str, Any]]:
         """The conclusions stored in a workspace."""
@@ -219,6 +237,7 @@ class FakeHoncho:
             "token_count": len(str(raw.get("content", "")).split()),
         }
         self._state.messages.setdefault((workspace, session), []).append(message)
+        self._state.sessions.add((workspace, session))
         return message
 
     def _store_conclusion(self, workspace: str, raw: dict[str, Any]) -> dict[str, Any]:
@@ -243,11 +262,31 @@ class FakeHoncho:
                 return Behaviour()
             if behaviour.only is not None and behaviour.only not in request.path:
                 return Behaviour()
+            if behaviour.method is not None and behaviour.method != request.method:
+                return Behaviour()
             if behaviour.times is not None:
                 behaviour.times -= 1
                 if behaviour.times <= 0:
                     del self._state.behaviours[workspace or ""]
             return behaviour
+
+    @staticmethod
+    def _gone(workspace: str, session: str) -> dict[str, Any]:
+        return {"detail": f"Session {session} not found in workspace {workspace}"}
+
+    @staticmethod
+    def _page(shape: Any, found: list[Any], query: dict[str, list[str]]) -> dict[str, Any]:
+        """One page of `found`, as Honcho pages a listing (`?page=&size=`, default 50)."""
+        size = int(query.get("size", ["50"])[0])
+        page = int(query.get("page", ["1"])[0])
+        return {
+            **shape,
+            "items": found[(page - 1) * size : page * size],
+            "total": len(found),
+            "page": page,
+            "size": size,
+            "pages": max(1, -(-len(found) // size)),
+        }
 
     def _answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         """The status and JSON a normal Honcho gives."""
@@ -260,9 +299,21 @@ class FakeHoncho:
                     return 201, {**fixture("workspace"), "id": body["id"], "metadata": {}}
                 case ["workspaces", ws, "peers"]:
                     return 201, {**fixture("peer"), "id": body["id"], "workspace_id": ws}
-                case ["workspaces", ws, "sessions"]:
+                case ["workspaces", ws, "sessions"] if method == "POST":
+                    if (ws, body["id"]) in self._state.deleted:
+                        return 404, self._gone(ws, body["id"])
+                    self._state.sessions.add((ws, body["id"]))
                     return 201, {**fixture("session"), "id": body["id"], "workspace_id": ws}
+                case ["workspaces", ws, "sessions", s] if method == "DELETE":
+                    if (ws, s) not in self._state.sessions:
+                        return 404, self._gone(ws, s)
+                    self._state.sessions.discard((ws, s))
+                    self._state.messages.pop((ws, s), None)
+                    self._state.deleted.append((ws, s))
+                    return 202, fixture("session_delete")
                 case ["workspaces", ws, "sessions", s, "messages"]:
+                    if (ws, s) in self._state.deleted:
+                        return 404, self._gone(ws, s)
                     batch = body.get("messages") if isinstance(body, dict) else None
                     if not isinstance(batch, list) or not 1 <= len(batch) <= 100:
                         return 422, fixture("rejected_101")
@@ -275,18 +326,7 @@ class FakeHoncho:
                         for m in self._state.messages.get((ws, s), [])
                         if _holds(m["metadata"], wanted)
                     ]
-                    size = int(query.get("size", ["50"])[0])
-                    page = int(query.get("page", ["1"])[0])
-                    pages = max(1, -(-len(found) // size))
-                    items = found[(page - 1) * size : page * size]
-                    return 200, {
-                        **fixture("messages_list"),
-                        "items": items,
-                        "total": len(found),
-                        "page": page,
-                        "size": size,
-                        "pages": pages,
-                    }
+                    return 200, self._page(fixture("messages_list"), found, query)
                 case ["workspaces", ws, "search"]:
                     words = str(body.get("query", "")).lower().split()
                     stored = [
@@ -299,6 +339,22 @@ class FakeHoncho:
                     if not isinstance(raws, list) or not 1 <= len(raws) <= 100:
                         return 422, fixture("rejected_101")
                     return 201, [self._store_conclusion(ws, raw) for raw in raws]
+                case ["workspaces", ws, "conclusions", "list"]:
+                    filters = (body or {}).get("filters") or {}
+                    found = [
+                        c
+                        for c in reversed(self._state.conclusions.get(ws, []))
+                        if all(c.get(k) == v for k, v in filters.items())
+                    ]
+                    return 200, self._page(fixture("conclusions_list"), found, query)
+                case ["workspaces", ws, "conclusions", c] if method == "DELETE":
+                    stored = self._state.conclusions.get(ws, [])
+                    kept = [x for x in stored if x["id"] != c]
+                    if len(kept) == len(stored):
+                        detail = f"Document {c} not found or does not belong to workspace {ws}"
+                        return 404, {"detail": detail}
+                    self._state.conclusions[ws] = kept
+                    return 204, None
                 case ["workspaces", ws, "conclusions", "query"]:
                     filters = body.get("filters") or {}
                     words = set(str(body.get("query", "")).lower().split())
@@ -325,6 +381,12 @@ class FakeHoncho:
                 pass
 
             def do_POST(self) -> None:
+                self._serve("POST")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
+            def _serve(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:
@@ -332,7 +394,7 @@ class FakeHoncho:
                 except ValueError:
                     body = None
                 request = Request(
-                    "POST",
+                    method,
                     self.path,
                     body,
                     raw,
@@ -344,31 +406,31 @@ class FakeHoncho:
                     time.sleep(fake.latency)
                 match behaviour.mode:
                     case "answer":
-                        self._send(*fake._answer("POST", self.path, body))
+                        self._send(*fake._answer(method, self.path, body))
                     case "fail":
                         if behaviour.store:
-                            fake._answer("POST", self.path, body)
+                            fake._answer(method, self.path, body)
                         self._send(behaviour.status, {"detail": "An unexpected error occurred"})
                     case "missing":
                         self._send(404, fixture("missing"))
                     case "hang":
                         if behaviour.store:
-                            fake._answer("POST", self.path, body)
+                            fake._answer(method, self.path, body)
                         fake._release.wait(60)
                         self.close_connection = True
                     case "drop":
                         if behaviour.store:
-                            fake._answer("POST", self.path, body)
+                            fake._answer(method, self.path, body)
                         self.close_connection = True
                     case "commit_late":
                         if fake._release.wait(behaviour.delay):
                             self.close_connection = True  # the fake is stopping
                             return
-                        answer = fake._answer("POST", self.path, body)
+                        answer = fake._answer(method, self.path, body)
                         self._send(*answer)  # a client that left makes this fail; unheard
 
             def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
+                data = b"" if status == 204 else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -218,6 +218,39 @@ class Honcho:
         answer = self._call("POST", f"/workspaces/{workspace}/conclusions", body, timeout)
         return [Conclusion.of(raw) for raw in self._list(answer)]
 
+    def list_conclusions(
+        self, workspace: str, filters: dict[str, Any], *, timeout: float | None = None
+    ) -> list[Conclusion]:
+        """Every conclusion of the workspace that `filters` (e.g. `observer_id` and
+        `observed_id`) select, newest first, all pages read; each page its own call."""
+        found: list[Conclusion] = []
+        page = 1
+        while True:
+            answer = self._call(
+                "POST",
+                f"/workspaces/{workspace}/conclusions/list?page={page}&size={PAGE_SIZE}",
+                {"filters": filters},
+                timeout,
+            )
+            if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
+                raise HonchoError("server", 200)
+            found.extend(Conclusion.of(raw) for raw in answer["items"])
+            pages = answer.get("pages")
+            if not isinstance(pages, int) or page >= pages:
+                return found
+            page += 1
+
+    def delete_conclusion(
+        self, workspace: str, conclusion: str, *, timeout: float | None = None
+    ) -> None:
+        """Delete one conclusion (204; HonchoError `missing` when it is not there)."""
+        self._call("DELETE", f"/workspaces/{workspace}/conclusions/{conclusion}", None, timeout)
+
+    def delete_session(self, workspace: str, session: str, *, timeout: float | None = None) -> None:
+        """Delete a session and its messages (202: Honcho deletes them in the background; the
+        id can never be used again). HonchoError `missing` when it is not there."""
+        self._call("DELETE", f"/workspaces/{workspace}/sessions/{session}", None, timeout)
+
     def search(
         self, workspace: str, query: str, *, limit: int = 10, timeout: float | None = None
     ) -> list[Message]:
@@ -260,6 +293,8 @@ class Honcho:
             # The connection broke after the request went out (or while it did).
             raise HonchoError("unreachable", ambiguous=True) from None
         status = response.status_code
+        if status == 204:
+            return None
         if status < 300:
             try:
                 return response.json()

@@ -66,8 +66,9 @@ def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
     assert part is not None
     for line in run.status_lines(part):
         click.echo(line)
-    if part["pending"] or part["failed"]:
+    if part["pending"] or part["failed"] or part["forgets"]:
         failed = sum(part["failed"].values())
         raise SyncError(
-            f"{part['pending']} pending, {failed} failed; last error: {part['last_error']}"
+            f"{part['pending']} pending, {failed} failed, {part['forgets']} forget deletions "
+            f"pending; last error: {part['last_error']}"
         )

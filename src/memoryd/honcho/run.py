@@ -131,6 +131,7 @@ def status(home: Home, configured: bool) -> dict[str, Any] | None:
             "failed": {},
             "pending": 0,
             "conclusions": 0,
+            "forgets": 0,
             "last_error": None,
             "last_error_at": None,
             "backing_off": False,
@@ -147,6 +148,7 @@ def status(home: Home, configured: bool) -> dict[str, Any] | None:
         "failed": counts.failed,
         "pending": counts.pending,
         "conclusions": counts.conclusions_sent,
+        "forgets": counts.forgets,
         "last_error": counts.last_error,
         "last_error_at": None
         if when is None
@@ -170,6 +172,8 @@ def status_lines(part: dict[str, Any] | None) -> list[str]:
         f"  failed  {by(part['failed'])}",
         f"  conclusions {part['conclusions']} sent",
     ]
+    if part["forgets"]:
+        lines.append(f"  forget  {part['forgets']} deletions pending")
     if part["last_error"]:
         lines.append(f"  last error at {part['last_error_at']}: {part['last_error']}")
     return lines

@@ -11,6 +11,12 @@ margin). An item found `sending` at start, or whose request failed ambiguously, 
 landed: it is due no sooner than `settles`, then looked for in Honcho before it is sent again.
 A session's items go in order: while its oldest pending item waits, the later ones wait too.
 
+A forget (`forget.py`) queues its remote work here too: a `delete` item (a Honcho session to
+delete) in the session's group, after whatever of it is still going out, and an `unconclude`
+item (a conclusion to delete) in the workspace's conclusions group; `targets` holds the Honcho
+session id a session's messages go to once a forget has replaced its first one. Every
+connection deletes securely (freed space is zeroed), so a row a forget removes leaves no text.
+
 `backoff` holds, per destination (a Honcho base URL), the transient failures in a row and the
 time before which nothing is sent there: one server down is one backoff, whatever the batch.
 """
@@ -47,14 +53,19 @@ CREATE TABLE IF NOT EXISTS backoff (
 CREATE TABLE IF NOT EXISTS journal (
     one INTEGER PRIMARY KEY CHECK (one = 1), line INTEGER NOT NULL, offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS errors (id INTEGER PRIMARY KEY, at REAL NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS targets (session TEXT PRIMARY KEY, target TEXT NOT NULL);
 """
 
+FORGET_ITEMS = ("delete", "unconclude")
+"""The items a forget queues; each goes out alone, and a refusal does not fail it for good."""
 
-# A pending item heads its group (one workspace, target and kind) when no pending item of the
+
+# A pending item heads its group (one workspace and target: a Honcho session's messages and
+# its deletion, or a workspace's conclusions and their deletions) when no pending item of the
 # group is older: only a head that is due lets its group go out.
 _HEAD = (
     "o.id = (SELECT min(p.id) FROM outbox p WHERE p.state = 'pending' "
-    "AND p.workspace = o.workspace AND p.target = o.target AND p.item = o.item)"
+    "AND p.workspace = o.workspace AND p.target = o.target)"
 )
 
 
@@ -81,6 +92,7 @@ class Counts:
     failed: dict[str, int]
     pending: int
     conclusions_sent: int
+    forgets: int
     last_error: str | None
     last_error_at: float | None
     backing_off: bool
@@ -96,6 +108,7 @@ class SyncState:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.execute("PRAGMA secure_delete=ON")
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
             if "settles" not in columns:  # a state file written before `settles` existed
@@ -113,6 +126,18 @@ class SyncState:
         """Close the file."""
         self._db.close()
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open file, for `forget.py`, which keeps its own rows in it."""
+        return self._db
+
+    def target(self, session: str, first: str) -> str:
+        """The Honcho session id a session's messages go to now: `first` (its own, made of
+        its name) until a forget replaced it."""
+        row = self._db.execute("SELECT target FROM targets WHERE session = ?", (session,))
+        found = row.fetchone()
+        return first if found is None else str(found[0])
+
     def signature(self, session: str) -> str | None:
         """What the session's logs looked like when last read (None: never read)."""
         row = self._db.execute("SELECT signature FROM seen WHERE session = ?", (session,))
@@ -127,18 +152,21 @@ class SyncState:
     def decide(
         self,
         session: str,
-        decisions: Sequence[tuple[int, str | None, Sequence[tuple[str, str, str, dict[str, Any]]]]],
+        target: str,
+        decisions: Sequence[tuple[int, str | None, Sequence[tuple[str, str, dict[str, Any]]]]],
         signature: str,
     ) -> None:
-        """Keep decisions `(turn, reason, [(workspace, target, key, body), ...])` and the
-        session's new signature, all at once."""
+        """Keep decisions `(turn, reason, [(workspace, key, body), ...])` and the session's
+        new signature, all at once. The messages go to Honcho session `target`, or to the one
+        a forget replaced it with, looked up as they are queued."""
         with self._transaction():
+            target = self.target(session, target)
             for turn, reason, items in decisions:
                 self._db.execute(
                     "INSERT OR IGNORE INTO decided (session, turn, reason) VALUES (?, ?, ?)",
                     (session, turn, reason),
                 )
-                for workspace, target, key, body in items:
+                for workspace, key, body in items:
                     self._db.execute(
                         "INSERT INTO outbox (workspace, target, item, key, body, session, turn)"
                         " VALUES (?, ?, 'message', ?, ?, ?, ?)",
@@ -172,9 +200,10 @@ class SyncState:
 
     def due(self, now: float, limit: int) -> list[Item]:
         """The oldest pending items of one kind for one workspace and target, that are due:
-        the group whose oldest pending item is due, from it up to the first not due."""
+        the group whose oldest pending item is due, from it up to the first not due or of
+        another kind (a forget's item goes alone)."""
         first = self._db.execute(
-            "SELECT workspace, target, item FROM outbox o "
+            "SELECT workspace, target FROM outbox o "
             f"WHERE o.state = 'pending' AND o.due <= ? AND {_HEAD} ORDER BY o.id LIMIT 1",
             (now,),
         ).fetchone()
@@ -182,17 +211,18 @@ class SyncState:
             return []
         rows = self._db.execute(
             "SELECT id, workspace, target, item, key, body, attempts, maybe, due FROM outbox "
-            "WHERE state = 'pending' AND workspace = ? AND target = ? AND item = ? "
-            "ORDER BY id LIMIT ?",
+            "WHERE state = 'pending' AND workspace = ? AND target = ? ORDER BY id LIMIT ?",
             (*first, limit),
         )
-        items = []
+        items: list[Item] = []
         for r in rows:
-            if float(r[8]) > now:
+            if float(r[8]) > now or (items and r[3] != items[0].item):
                 break
             items.append(
                 Item(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), int(r[6]), bool(r[7]))
             )
+            if r[3] in FORGET_ITEMS:
+                break
         return items
 
     def next_due(self) -> float | None:
@@ -203,10 +233,16 @@ class SyncState:
         ).fetchone()
         return None if due is None else float(due)
 
-    def sending(self, ids: Sequence[int], settles: float) -> None:
+    def sending(self, ids: Sequence[int], settles: float) -> set[int]:
         """Mark items as going out now (committed before the request); should the request
-        fail ambiguously, or the process stop, they are looked for no sooner than `settles`."""
-        self._set(ids, "sending = 1, settles = ?", (settles,))
+        fail ambiguously, or the process stop, they are looked for no sooner than `settles`.
+        The ids still queued: a forget may have removed some since they were read."""
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(
+            f"UPDATE outbox SET sending = 1, settles = ? WHERE id IN ({marks}) RETURNING id",
+            (settles, *ids),
+        ).fetchall()
+        return {int(row[0]) for row in rows}
 
     def backoff(self, destination: str) -> tuple[int, float]:
         """A destination's transient failures in a row, and the time before which nothing is
@@ -230,6 +266,19 @@ class SyncState:
     def sent(self, ids: Sequence[int]) -> None:
         """Mark items delivered."""
         self._set(ids, "state = 'sent', sending = 0")
+
+    def forgotten(self, ids: Sequence[int]) -> None:
+        """Mark a forget's items done, keeping nothing of what they named."""
+        self._set(ids, "state = 'sent', sending = 0, body = '{}'")
+
+    def hold(self, workspace: str, target: str, due: float) -> None:
+        """Keep a group's pending forget items back until `due`: a request of the group that
+        may still commit in Honcho must settle before what it sent is deleted."""
+        self._db.execute(
+            "UPDATE outbox SET due = max(due, ?) WHERE state = 'pending' AND workspace = ? "
+            "AND target = ? AND item IN ('delete', 'unconclude')",
+            (due, workspace, target),
+        )
 
     def retry(self, ids: Sequence[int], due: float, maybe: bool, error: str, now: float) -> None:
         """Mark items to try again at `due` (and their destination's backoff), after a
@@ -274,13 +323,17 @@ class SyncState:
         pending += self._db.execute(
             "SELECT count(*) FROM outbox WHERE item = 'conclusion' AND state = 'pending'"
         ).fetchone()[0]
+        forgets = self._db.execute(
+            "SELECT count(*) FROM outbox WHERE item IN ('delete', 'unconclude') "
+            "AND state = 'pending'"
+        ).fetchone()[0]
         last = self._db.execute("SELECT text, at FROM errors ORDER BY id DESC LIMIT 1").fetchone()
         backing = self._db.execute(
             "SELECT count(*) FROM outbox WHERE state = 'pending' AND (attempts > 0 OR maybe = 1) "
             "AND due > ?",
             (now,),
         ).fetchone()[0]
-        if pending:
+        if pending or forgets:
             backing += self._db.execute(
                 "SELECT count(*) FROM backoff WHERE until > ?", (now,)
             ).fetchone()[0]
@@ -290,6 +343,7 @@ class SyncState:
             failed,
             pending,
             int(conclusions),
+            int(forgets),
             None if last is None else str(last[0]),
             None if last is None else float(last[1]),
             bool(backing),

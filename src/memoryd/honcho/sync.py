@@ -28,7 +28,8 @@ from memoryd.errors import DamagedLogError, HonchoError, JournalError
 from memoryd.honcho.client import MAX_BATCH, ConclusionIn, Honcho, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import Skip, decide, honcho_id
-from memoryd.honcho.state import Item, SyncState
+from memoryd.honcho.forget import remove
+from memoryd.honcho.state import FORGET_ITEMS, Item, SyncState
 from memoryd.indexer import session_folders
 from memoryd.labels import DataClass
 from memoryd.logfiles import MISNAMED, epoch_logs, log_files, read_from
@@ -161,7 +162,7 @@ class Worker:
             return 0
         turns, data_class, hidden = read_turns(self.sessions, session)
         done = self.state.decided(session)
-        decisions: list[tuple[int, str | None, list[tuple[str, str, str, dict[str, Any]]]]] = []
+        decisions: list[tuple[int, str | None, list[tuple[str, str, dict[str, Any]]]]] = []
         for turn in turns:
             if not turn.finished or turn.number in done:
                 continue
@@ -176,12 +177,12 @@ class Worker:
             for workspace in workspaces:
                 for message in decision.messages:
                     body = message.body()
-                    items.append((workspace, honcho_id(session), body["metadata"]["key"], body))
+                    items.append((workspace, body["metadata"]["key"], body))
             decisions.append((turn.number, reason, items))
         if hidden is not None and hidden not in done:
             decisions.append((hidden, str(Skip.LOG), []))
             log.warning("session %s: a damaged log hides turn %d", session, hidden)
-        self.state.decide(session, decisions, signature)
+        self.state.decide(session, honcho_id(session), decisions, signature)
         return len(decisions)
 
     def send(self, now: float | None = None) -> int:
@@ -197,11 +198,17 @@ class Worker:
         ids = [item.id for item in items]
         self._offset = now - time.monotonic()
         self._settles = None
+        kind = items[0].item
         try:
-            if items[0].item == "message":
+            if kind == "message":
                 delivered = self._send_messages(items)
-            else:
+            elif kind == "conclusion":
                 delivered = self._send_conclusions(items)
+            else:
+                self._ready.discard((items[0].workspace, items[0].target))
+                remove(self.honcho, items[0], self.timeout)
+                self.state.forgotten(ids)
+                delivered = 1
         except HonchoError as e:
             heard = self._clock()
             if e.transient:
@@ -209,9 +216,15 @@ class Worker:
                 self.state.back_off(self.destination, failures + 1, until)
                 due = heard
                 if e.ambiguous and self._settles is not None:
-                    # The batch went out and may still be committing: wait it out.
+                    # The batch went out and may still be committing: wait it out, and so
+                    # must a forget's deletion queued behind it meanwhile.
                     due = max(self._settles, heard + self.grace)
+                    self.state.hold(items[0].workspace, items[0].target, due)
                 self.state.retry(ids, due, e.ambiguous, str(e), heard)
+            elif kind in FORGET_ITEMS:
+                # A forget is never given up: refused (a wrong key), it is tried again later.
+                self.state.answered(self.destination)
+                self.state.retry(ids, heard + self.backoff.cap, False, str(e), heard)
             else:
                 self.state.answered(self.destination)
                 self.state.fail(ids, e.kind, e.status, str(e), heard)
@@ -226,11 +239,13 @@ class Worker:
         """The time, on the clock of the `now` that `send` was given."""
         return time.monotonic() + self._offset
 
-    def _going_out(self, items: list[Item]) -> None:
+    def _going_out(self, items: list[Item]) -> list[Item]:
         """Keep, before the request goes out, that these items are going and when a request
-        sent now has surely settled in Honcho (committed or not) should the client give up."""
+        sent now has surely settled in Honcho (committed or not) should the client give up;
+        the items still queued (a forget may have removed some since they were read)."""
         self._settles = self._clock() + self.timeout + self.grace
-        self.state.sending([item.id for item in items], self._settles)
+        kept = self.state.sending([item.id for item in items], self._settles)
+        return [item for item in items if item.id in kept]
 
     def next_due(self) -> float | None:
         """When something can next be sent: the earliest due batch, not before its
@@ -259,7 +274,9 @@ class Worker:
             peers = sorted({str(item.body["peer_id"]) for item in items})
             self.honcho.session(workspace, session, peers, timeout=self.timeout)
             self._ready.add((workspace, session))
-        self._going_out(items)
+        items = self._going_out(items)
+        if not items:
+            return 0
         messages = [
             MessageIn(
                 str(i.body["peer_id"]),
@@ -279,7 +296,9 @@ class Worker:
             for peer in sorted({str(item.body["observer_id"]) for item in items}):
                 self.honcho.peer(workspace, peer, timeout=self.timeout)
             self._ready.add((workspace, ""))
-        self._going_out(items)
+        items = self._going_out(items)
+        if not items:
+            return 0
         conclusions = [
             ConclusionIn(
                 str(i.body["content"]), str(i.body["observer_id"]), str(i.body["observed_id"])
