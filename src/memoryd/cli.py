@@ -35,6 +35,7 @@ from memoryd.reindex import reindex
 from memoryd.secrets import redact
 from memoryd.serve.client import serves
 from memoryd.status import summary
+from memoryd.window.command import window_command
 
 T = TypeVar("T")
 
@@ -220,15 +221,20 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     help="Serve TCP on HOST:PORT with a bearer token instead of <home>/memoryd.sock.",
 )
 @click.option("--public", is_flag=True, help="Allow --listen on an address that is not loopback.")
+@click.option(
+    "--window",
+    is_flag=True,
+    help="With --public: let `memoryd window` open the owner's window (on loopback only).",
+)
 @home_option
-def serve_command(listen: str | None, public: bool, home_dir: str | None) -> None:
+def serve_command(listen: str | None, public: bool, window: bool, home_dir: str | None) -> None:
     """Serve the home to an agent loop until SIGTERM or SIGINT (the API is in /openapi.json)."""
     import logging
 
     from memoryd.serve.daemon import serve  # the server stack, only when serving
 
     logging.basicConfig(level=logging.INFO, format="memoryd: %(message)s")
-    serve(resolve(home_dir), listen, public)
+    serve(resolve(home_dir), listen, public, window)
 
 
 @cli.command("mcp")
@@ -252,6 +258,7 @@ cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
 cli.add_command(honcho_commands.sync_command)
+cli.add_command(window_command)
 cli.add_command(connect_commands.connect_group)
 
 

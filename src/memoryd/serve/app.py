@@ -14,6 +14,7 @@ import hmac
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Path, Query, Request
@@ -160,8 +161,15 @@ class Labelled(BaseModel):
     untrusted: bool
 
 
-def create_app(service: Service) -> FastAPI:
-    """The API over `service`."""
+WINDOW_OFF = (
+    "the window is off on a --public listener: serve with --window to open it on a loopback "
+    "listener of its own"
+)
+
+
+def create_app(service: Service, window: Callable[[], str] | None = None) -> FastAPI:
+    """The API over `service`; `window` makes a one-time link to the owner's window (None:
+    the window is off)."""
     app = FastAPI(
         title="memoryd",
         summary="The memory of a personal AI agent.",
@@ -260,6 +268,13 @@ def create_app(service: Service) -> FastAPI:
     def reindex() -> dict[str, Any]:
         """Start rebuilding the index in the background; status shows its progress."""
         return {"started": service.start_reindex()}
+
+    @app.post("/v1/window")
+    def open_window() -> Any:
+        """A one-time link that opens the owner's window in a browser (docs/window.md)."""
+        if window is None:
+            return error(404, "window_off", WINDOW_OFF)
+        return {"url": window()}
 
     @app.get("/v1/health")
     def health() -> dict[str, Any]:

@@ -157,6 +157,10 @@ class Client:
                 return False
             raise
 
+    def window(self) -> str:
+        """A one-time link to the owner's window (docs/window.md)."""
+        return str(self._call("POST", "/v1/window")["url"])
+
     def tools(self) -> list[dict[str, Any]]:
         """The model's tool schemas."""
         found: list[dict[str, Any]] = self._call("GET", "/v1/tools")["tools"]

@@ -28,10 +28,10 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h11
 import uvicorn
@@ -43,6 +43,9 @@ from memoryd.home import Home, link_message, open_private
 from memoryd.honcho import run as honcho_run
 from memoryd.serve.app import Guard, create_app
 from memoryd.serve.service import Service
+
+if TYPE_CHECKING:
+    from memoryd.window.listener import Window
 
 POLL = 0.25
 """How often the polling fallback looks for new turns, in seconds."""
@@ -401,8 +404,40 @@ def bounded(timeout: float, limit: int) -> type[BoundedH11]:
     return type("BoundedH11", (BoundedH11,), {"timeout": timeout, "limit": limit})
 
 
-def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
-    """Serve `home` until SIGTERM or SIGINT; the socket is removed on the way out."""
+def served(
+    service: Service,
+    bearer: str | None,
+    sock: socket.socket,
+    tcp: bool,
+    public: bool,
+    window: bool,
+    limits: tuple[float, int],
+) -> tuple[Any, Window | None]:
+    """The daemon's app and its window (None: off). The window is beside the API on a
+    loopback `--listen`; for a Unix socket it gets a loopback listener of its own when first
+    asked for; on a `--public` listener it is off unless `window`, and then on its own."""
+    from memoryd.window.listener import Site, Window  # the window's pages, only when serving
+
+    if public and not window:
+        return Guard(create_app(service), bearer), None
+    beside = tcp and not public
+    shown = Window(service, sock.getsockname()[:2] if beside else None, limits)
+    api = Guard(create_app(service, shown.link), bearer)
+    if not beside:
+        return api, shown
+    return Site(api, shown.app(*sock.getsockname()[:2])), shown
+
+
+def serve(
+    home: Home,
+    listen: str | None = None,
+    public: bool = False,
+    window: bool = False,
+    opened: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `home` until SIGTERM or SIGINT; the socket is removed on the way out. `window`
+    opens the owner's window on a `--public` daemon; `opened` is given a link to it once the
+    daemon listens (`memoryd window` with no daemon serving the home)."""
     # Belt and braces: every file memoryd creates is made 0600 explicitly; this covers any
     # other file the daemon may make.
     os.umask(0o077)
@@ -420,11 +455,14 @@ def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
             target=watch, args=(service, stop), name="memoryd-watch", daemon=True
         )
         honcho: threading.Thread | None = None
+        shown: Window | None = None
         try:
             watcher.start()
             honcho = honcho_run.start(home, config_file.load(home.config), stop)
+            tcp = address is not None
+            app, shown = served(service, bearer, sock, tcp, public, window, (timeout, limit))
             config = uvicorn.Config(
-                Guard(create_app(service), bearer),
+                app,
                 http=bounded(timeout, limit),
                 lifespan="off",
                 log_config=None,
@@ -437,9 +475,13 @@ def serve(home: Home, listen: str | None = None, public: bool = False) -> None:
                 host, port = sock.getsockname()[:2]
                 where = f"http://{host}:{port} (token: $MEMORYD_TOKEN or {token_path(home)})"
             log.info("serving %s on %s", home.root, where)
+            if opened is not None and shown is not None:
+                opened(shown.link())
             asyncio.run(_Server(config).serve(sockets=[sock]))
         finally:
             stop.set()
+            if shown is not None:
+                shown.stop()
             watcher.join(timeout=2)
             if honcho is not None:
                 # Decisions are committed before each send: a call cut short is checked and

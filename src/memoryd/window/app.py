@@ -1,0 +1,273 @@
+"""The window's pages as an ASGI app: each route reads the request, asks the service, renders.
+
+Reading routes are GET and change nothing. Every change is a POST whose form carries the
+session's CSRF token (checked here; the guard outside checked Host, Origin and the cookie),
+answered by a redirect to the page it came from (a reload does not make the change twice), or
+by the page again with the refusal in memoryd's own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from memoryd.errors import MemorydError, RecallError
+from memoryd.indexer import is_session_id
+from memoryd.labels import DataClass
+from memoryd.memory.journal import Op
+from memoryd.recall import K_MAX
+from memoryd.secrets import redact
+from memoryd.serve.app import status_of
+from memoryd.serve.service import Service
+from memoryd.window import memory as memory_page
+from memoryd.window import recalls, search, sessions, status, turns
+from memoryd.window.html import Html, el, join
+from memoryd.window.keys import Keys, same
+from memoryd.window.layout import notice, page
+
+ASSETS = {"window.css": "text/css; charset=utf-8", "window.js": "text/javascript; charset=utf-8"}
+"""The package's assets, the only files the window serves."""
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class Refused(Exception):
+    """A request the window will not answer: its status and words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _csrf(request: Request) -> str:
+    token: str = request.scope["state"]["csrf"]
+    return token
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """A POST's fields, once its CSRF token is the session's."""
+    body = (await request.body()).decode("utf-8", "replace")
+    # A browser sends a textarea's line breaks as CRLF (the HTML form rules): memory's are LF.
+    fields = {
+        k: v[0].replace("\r\n", "\n") for k, v in parse_qs(body, keep_blank_values=True).items()
+    }
+    if not same(fields.get("csrf", ""), _csrf(request)):
+        raise Refused(
+            403,
+            "This form is not from this window (no valid CSRF token): "
+            "reload the page and try again.",
+        )
+    return fields
+
+
+def _session_id(value: str | None) -> str | None:
+    if not value:
+        return None
+    if not is_session_id(value):
+        raise Refused(404, "No such session: a session id is 1 to 100 of A-Z a-z 0-9 _ - .")
+    return value
+
+
+def _html(body: Html, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(str(body), status_code=status)
+
+
+def _refusal(e: MemorydError) -> tuple[int, str]:
+    return status_of(e)[0], redact(str(e))
+
+
+def build(service: Service, keys: Keys) -> Starlette:
+    """The window's pages over `service`, opened by links from `keys`."""
+
+    async def opened(request: Request) -> Response:
+        cookie = keys.open(request.query_params.get("t", ""))
+        if cookie is None:
+            return _html(
+                page(
+                    "Link used",
+                    "",
+                    el(
+                        "p",
+                        "This link was used already or is too "
+                        "old: run `memoryd window` for a new one.",
+                    ),
+                ),
+                403,
+            )
+        # The link is not kept: the redirect leaves a clean address in the history.
+        answer = RedirectResponse("/", status_code=303)
+        port = request.url.port or 80
+        answer.set_cookie(
+            f"memoryd_window_{port}", cookie, httponly=True, samesite="strict", path="/"
+        )
+        return answer
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in ASSETS:
+            raise Refused(404, "No such file.")
+        data = resources.files("memoryd.window").joinpath("static", name).read_bytes()
+        return Response(data, media_type=ASSETS[name])
+
+    async def home(request: Request) -> Response:
+        query = request.query_params.get("q", "")
+        session = _session_id(request.query_params.get("session"))
+        try:
+            k = min(K_MAX, max(1, int(request.query_params.get("k", search.K_DEFAULT))))
+        except ValueError:
+            k = search.K_DEFAULT
+        parts = [search.form(query, k, session)]
+        status_code = 200
+        if query:
+            try:
+                found = await run_in_threadpool(
+                    lambda: search.search(service.index, service.reading, query, k, session)
+                )
+                parts.append(search.results(found))
+            except RecallError as e:
+                parts.append(notice(redact(str(e)), "error"))
+                status_code = 422
+        return _html(page("Search", "search", join(parts)), status_code)
+
+    async def listing(request: Request) -> Response:
+        try:
+            number = max(0, int(request.query_params.get("page", "0")))
+        except ValueError:
+            number = 0
+        rows, total = await run_in_threadpool(
+            lambda: sessions.listed(service.index, service.home.sessions, number)
+        )
+        return _html(page("Sessions", "sessions", sessions.page_body(rows, total, number)))
+
+    async def one(request: Request) -> Response:
+        session = _session_id(request.path_params["session"])
+        assert session is not None
+        try:
+            start = max(0, int(request.query_params.get("start", "0")))
+        except ValueError:
+            start = 0
+        view = await run_in_threadpool(turns.read, service.home.sessions, session, start)
+        if not view.entries and view.epochs == 0:
+            raise Refused(404, "No such session.")
+        return _html(page(f"Session {session}", "sessions", turns.page_body(session, view, start)))
+
+    def memory_html(
+        request: Request,
+        message: Html | None = None,
+        status_code: int = 200,
+    ) -> HTMLResponse:
+        try:
+            chosen = DataClass(request.query_params.get("class", "private"))
+        except ValueError:
+            chosen = DataClass.PRIVATE
+        found = memory_page.files(service.memory)
+        lines = memory_page.journal(service.memory)
+        body = memory_page.page_body(found, chosen, lines, _csrf(request))
+        done = request.query_params.get("done", "")
+        if message is None and done.isdigit():
+            message = notice(f"Done: journal line {int(done)}.")
+        return _html(page("Memory", "memory", join([message or "", body])), status_code)
+
+    async def memory(request: Request) -> Response:
+        return await run_in_threadpool(memory_html, request)
+
+    async def edited(request: Request) -> Response:
+        fields = await _form(request)
+        try:
+            op = Op(fields.get("op", ""))
+            done = await run_in_threadpool(
+                service.edit,
+                op,
+                fields.get("file", ""),
+                fields.get("text", ""),
+                fields.get("old", ""),
+                None,
+            )
+        except ValueError:
+            raise Refused(422, "op must be add, replace or remove") from None
+        except MemorydError as e:
+            status_code, message = _refusal(e)
+            return await run_in_threadpool(
+                memory_html, request, notice(message, "error"), status_code
+            )
+        return RedirectResponse(f"/memory?done={done.line}#line-{done.line}", status_code=303)
+
+    async def undone(request: Request) -> Response:
+        fields = await _form(request)
+        line = fields.get("line", "")
+        if not line.isdigit():
+            raise Refused(422, "Say which journal line to undo.")
+        try:
+            await run_in_threadpool(_undo, service, int(line))
+        except MemorydError as e:
+            status_code, message = _refusal(e)
+            return await run_in_threadpool(
+                memory_html, request, notice(message, "error"), status_code
+            )
+        return RedirectResponse("/memory?done=" + line + "#journal", status_code=303)
+
+    async def state(request: Request) -> Response:
+        session = _session_id(request.query_params.get("session"))
+        summary = await run_in_threadpool(lambda: status.facts(service.index, service.home))
+        lines = await run_in_threadpool(recalls.recent, service.home.recalls, session)
+        body = status.page_body(summary, [], lines, session, _csrf(request))
+        return _html(page("Status", "status", body))
+
+    async def icon(_: Request) -> Response:
+        return Response(status_code=204)
+
+    routes = [
+        Route("/open", opened),
+        Route("/favicon.ico", icon),
+        Route("/static/{name}", asset),
+        Route("/", home),
+        Route("/sessions", listing),
+        Route("/sessions/{session}", one),
+        Route("/memory", memory),
+        Route("/memory/edit", edited, methods=["POST"]),
+        Route("/memory/undo", undone, methods=["POST"]),
+        Route("/status", state),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={
+            Refused: _refused,
+            MemorydError: _failed,
+            404: _missing,
+            405: _not_allowed,
+        },
+    )
+
+
+def _undo(service: Service, line: int) -> None:
+    memory_page.undone(service.memory, line)
+    service.catch_up_changed()
+
+
+async def _refused(_: Request, e: Exception) -> Response:
+    assert isinstance(e, Refused)
+    return _html(page("Refused", "", notice(str(e), "error")), e.status)
+
+
+async def _failed(_: Request, e: Exception) -> Response:
+    assert isinstance(e, MemorydError)
+    status_code, message = _refusal(e)
+    return _html(page("Not now", "", notice(message, "error")), status_code)
+
+
+async def _missing(_: Request, __: Any) -> Response:
+    return _html(page("Not found", "", notice("No such page.", "error")), 404)
+
+
+async def _not_allowed(_: Request, __: Any) -> Response:
+    return _html(
+        page("Not allowed", "", notice("This page is not changed that way.", "error")), 405
+    )

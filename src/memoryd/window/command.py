@@ -1,0 +1,63 @@
+"""`memoryd window`: open the owner's window in a browser, with a one-time link.
+
+When a daemon serves the home, it is asked for a link (over its socket, or over `--url` with
+the bearer token) and the command ends. When none does, this command becomes the daemon: it
+serves the home, with the window, until Ctrl-C. The link is opened in the browser; when there
+is none it is printed, to be opened by hand (it works once, within two minutes).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from memoryd.home import resolve
+from memoryd.options import home_option
+from memoryd.serve.client import Client, serves
+
+
+def show(link: str, browser: bool) -> None:
+    """Open `link` in the browser; print it when there is none (or `browser` is False)."""
+    import webbrowser  # only when a link is shown
+
+    clean = link.partition("?")[0].removesuffix("/open") + "/"
+    if browser:
+        try:
+            if webbrowser.get().open(link):
+                click.echo(f"memoryd: the window is open in your browser ({clean})")
+                return
+        except webbrowser.Error:
+            pass
+    click.echo("memoryd: open this link in a browser on this machine (it works once):")
+    click.echo(link)
+
+
+@click.command("window")
+@click.option(
+    "--url",
+    default=None,
+    metavar="URL",
+    help="The daemon's address when it serves TCP (--listen), like "
+    "http://127.0.0.1:8765; its token from $MEMORYD_TOKEN or <home>/token.",
+)
+@click.option("--no-browser", is_flag=True, help="Print the link instead of opening it.")
+@home_option
+def window_command(url: str | None, no_browser: bool, home_dir: str | None) -> None:
+    """Open the owner's window: search, sessions, memory files, status and forget, in a
+    browser on this machine. Serves the home (until Ctrl-C) when no daemon does."""
+    home = resolve(home_dir)
+    if url is not None:
+        from memoryd.serve.daemon import token
+
+        with Client.tcp(url, token(home.require())) as client:
+            show(client.window(), not no_browser)
+        return
+    if home.root.is_dir() and serves(home):
+        with Client.unix(home) as client:
+            show(client.window(), not no_browser)
+        return
+    from memoryd.serve.daemon import serve  # the server stack, only when serving
+
+    logging.basicConfig(level=logging.INFO, format="memoryd: %(message)s")
+    serve(home, opened=lambda link: show(link, not no_browser))

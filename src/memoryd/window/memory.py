@@ -1,0 +1,219 @@
+"""The memory page: each file with its budget bar and entries, the block for a chosen class,
+and the journal as a timeline with undo.
+
+Entries are shown as the block shows them (`shown`: secrets removed, tags neutralised, hidden
+characters out). Edits go through the daemon's own edit (`Service.edit`: the check, the journal,
+the index of dropped entries), by the owner, exactly as `memoryd memory` makes them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memoryd.labels import DataClass
+from memoryd.memory.block import Block, render_block, shown
+from memoryd.memory.commands import summary
+from memoryd.memory.edits import OWNER, undo
+from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
+from memoryd.memory.journal import Line, read_bytes, read_file, scan
+from memoryd.text import when
+from memoryd.window.html import Html, el, join
+from memoryd.window.layout import badge, class_badge, form, hidden
+
+JOURNAL_SHOWN = 50
+"""Journal lines the timeline shows, newest first."""
+
+_TAIL = 1 << 20
+
+
+@dataclass(frozen=True)
+class File:
+    """A memory file as the page shows it: its spec, its document (None: not UTF-8), usage."""
+
+    spec: FileSpec
+    doc: Document | None
+    used: int
+
+
+def files(memory: Memory) -> list[File]:
+    """Every memory file, in the block's order."""
+    found = []
+    for spec in ordered(memory.files):
+        try:
+            doc: Document | None = parse(read_file(memory.path(spec)).decode("utf-8"))
+        except UnicodeDecodeError:
+            doc = None
+        found.append(File(spec, doc, used(doc.entries) if doc is not None else 0))
+    return found
+
+
+def block(found: list[File], data_class: DataClass) -> Block:
+    """The memory block exactly as the loop gets it for a session of `data_class`."""
+    return render_block(((f.spec, f.doc) for f in found), data_class)
+
+
+def journal(memory: Memory) -> list[Line]:
+    """The journal's last `JOURNAL_SHOWN` lines, newest first (only its tail is read)."""
+    try:
+        size = os.stat(memory.journal).st_size
+    except FileNotFoundError:
+        return []
+    start = max(0, size - _TAIL)
+    data = read_bytes(memory.journal, start)
+    if start:
+        data = data[data.find(b"\n") + 1 :]
+    data = data[: data.rfind(b"\n") + 1]
+    last = data.split(b"\n")[:-1][-JOURNAL_SHOWN:]
+    return list(reversed(scan(b"".join(raw + b"\n" for raw in last)).lines))
+
+
+def undone(memory: Memory, line_id: int) -> str:
+    """Undo journal line `line_id` as the owner; what it did, in the CLI's words."""
+    done = undo(memory, line_id, OWNER, datetime.now(UTC))
+    return f"undid line {line_id} as journal line {done.line.id}; {done.usage}"
+
+
+def _bar(used_now: int, budget: int) -> Html:
+    share = min(100, round(100 * used_now / budget)) if budget else 100
+    level = "over" if used_now > budget else "high" if share >= 90 else "ok"
+    return el(
+        "div",
+        el("div", class_=f"fill fill-{level} w{share // 5 * 5}"),
+        class_="bar",
+        role="img",
+        aria_label=f"{used_now} of {budget} characters",
+    )
+
+
+def _file(found: File, csrf: str) -> Html:
+    spec = found.spec
+    head = el(
+        "h3", spec.name, " ", class_badge(spec.data_class.value), " ", badge(str(spec.kind), "tag")
+    )
+    if found.doc is None:
+        return el(
+            "section",
+            head,
+            el(
+                "p",
+                "Not UTF-8, so it fails the check and the block "
+                "leaves it out: run `memoryd check`.",
+                class_="notice error",
+            ),
+            class_="file",
+        )
+    usage = el("p", f"{found.used:,} / {spec.budget:,} characters", class_="usage")
+    entries = []
+    for entry in found.doc.entries:
+        text = shown(entry)
+        remove = form(
+            "/memory/edit",
+            csrf,
+            hidden("op", "remove"),
+            hidden("file", spec.name),
+            hidden("old", text),
+            button="remove",
+            danger=True,
+        )
+        replace = form(
+            "/memory/edit",
+            csrf,
+            hidden("op", "replace"),
+            hidden("file", spec.name),
+            hidden("old", text),
+            el("textarea", text, name="text", rows="2", aria_label="new text"),
+            button="replace",
+        )
+        entries.append(
+            el(
+                "li",
+                el("div", text, class_="body"),
+                el("details", el("summary", "edit"), replace, remove),
+            )
+        )
+    add = form(
+        "/memory/edit",
+        csrf,
+        hidden("op", "add"),
+        hidden("file", spec.name),
+        el(
+            "textarea",
+            name="text",
+            rows="2",
+            placeholder=f"a new entry of {spec.name}",
+            aria_label=f"new entry of {spec.name}",
+        ),
+        button="add",
+    )
+    return el(
+        "section",
+        head,
+        _bar(found.used, spec.budget),
+        usage,
+        el("ol", join(entries), class_="entries"),
+        add,
+        class_="file",
+        id=spec.name,
+    )
+
+
+def _line(line: Line, csrf: str) -> Html:
+    by = f"{line.by} {line.session}" if line.session else str(line.by)
+    marks = join(
+        [
+            badge(f"#{line.id}"),
+            badge(when(line.at), "when"),
+            badge(shown_name(line.file), "tag"),
+            badge(str(line.op), f"op-{line.op}"),
+            badge(by, "who"),
+        ],
+        " ",
+    )
+    can_undo = bool(line.removed or line.added)
+    button = (
+        form("/memory/undo", csrf, hidden("line", line.id), button="undo") if can_undo else Html("")
+    )
+    return el(
+        "li",
+        el("div", marks, class_="head"),
+        el("div", summary(line), class_="body"),
+        button,
+        id=f"line-{line.id}",
+    )
+
+
+def page_body(found: list[File], chosen: DataClass, lines: list[Line], csrf: str) -> Html:
+    """The files, the block for `chosen` and the journal's timeline."""
+    shown_block = block(found, chosen)
+    choose = el(
+        "form",
+        el(
+            "label",
+            "the block for a session of class ",
+            el(
+                "select",
+                join(el("option", c.value, value=c.value, selected=c is chosen) for c in DataClass),
+                name="class",
+                class_="autosubmit",
+            ),
+        ),
+        el("button", "show", type="submit"),
+        method="get",
+        action="/memory",
+    )
+    label = join(["label: ", class_badge(str(shown_block.label.data_class))])
+    parts = [
+        el("h2", "Files"),
+        join(_file(f, csrf) for f in found),
+        el("h2", "The block"),
+        choose,
+        el("p", label, class_="label"),
+        el("pre", shown_block.text, class_="model", id="block"),
+        el("h2", "Journal"),
+        el("ol", join(_line(line, csrf) for line in lines), class_="journal", id="journal")
+        if lines
+        else el("p", "No edit yet."),
+    ]
+    return join(parts)

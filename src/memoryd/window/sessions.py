@@ -1,0 +1,163 @@
+"""The sessions page: every session the index knows, newest first, a page at a time.
+
+Everything comes from the index's read state of each session (`logs`: class, turns, taint,
+damage, kept by every catch-up) and the times of a page's first and last items; only the
+channel is read from the logs, from the first line of each listed session's `0.jsonl`. A page
+costs one sorted query and fifty small reads, whatever the number of sessions. Newest is the
+session folder's change time as the index recorded it (a session's start, or its last epoch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from memoryd import boundary
+from memoryd.index import Index
+from memoryd.sessions import Kind, parse_line
+from memoryd.text import when
+from memoryd.window.html import Html, el, join
+from memoryd.window.layout import badge, class_badge, pager, tainted_badge, url
+
+PAGE = 50
+"""Sessions a page lists."""
+
+_FIRST_LINE = 4096
+
+
+@dataclass(frozen=True)
+class Row:
+    """One session as the list shows it."""
+
+    session: str
+    data_class: str
+    channel: str
+    turns: int
+    tainted: bool
+    damaged: int
+    damage: str | None
+    started: str
+    last: str
+
+
+def channel(sessions: Path, session: str) -> str:
+    """The `channel` of the session's `session` record ('' when there is none)."""
+    try:
+        fd = os.open(sessions / session / "0.jsonl", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        first, nl, _ = f.read(_FIRST_LINE).partition(b"\n")
+    if not nl:
+        return ""
+    try:
+        record = parse_line(first.decode("utf-8"))
+    except ValueError:
+        return ""
+    value = record.data.get("channel") if record.kind is Kind.SESSION else None
+    return boundary.name(value) if isinstance(value, str) else ""
+
+
+def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int]:
+    """Page `number` (from 0) of the sessions, newest first, and how many there are."""
+    total = index.conn.execute("SELECT count(*) FROM logs").fetchone()[0]
+    # The sort reads two narrow columns; only the page's rows are read whole (a progress
+    # holds the text of a turn waiting for its reply: 19 MB over 53k sessions).
+    page = [
+        row[0]
+        for row in index.conn.execute(
+            "SELECT session FROM logs ORDER BY folder_mtime DESC, session DESC LIMIT ? OFFSET ?",
+            (PAGE, number * PAGE),
+        )
+    ]
+    found_rows = {
+        row[0]: row
+        for row in index.conn.execute(
+            "SELECT session, progress, damage FROM logs "
+            f"WHERE session IN ({', '.join('?' * len(page))})",
+            page,
+        )
+    }
+    rows = [found_rows[session] for session in page if session in found_rows]
+    progress = {session: json.loads(text) for session, text, _ in rows}
+    keys = []
+    for session, state in progress.items():
+        keys += [
+            f"{session}:1:user",
+            f"{session}:{state['turns']}:user",
+            f"{session}:{state['turns']}:reply",
+        ]
+    times = {hit.item.key: hit.item.at for hit in index.by_keys(keys)}
+    found = []
+    for session, _, damage in rows:
+        state = progress[session]
+        last_turn = f"{session}:{state['turns']}:"
+        last = times.get(last_turn + "reply") or times.get(last_turn + "user") or ""
+        found.append(
+            Row(
+                session,
+                state["class"],
+                channel(sessions, session),
+                state["turns"],
+                state["tainted"],
+                state.get("damaged", 0),
+                damage,
+                times.get(f"{session}:1:user", ""),
+                last,
+            )
+        )
+    return found, int(total)
+
+
+def _when(at: str) -> str:
+    try:
+        return when(at)
+    except ValueError:
+        return ""
+
+
+def _row(row: Row) -> Html:
+    link = f"/sessions/{quote(row.session, safe='')}"
+    marks = [tainted_badge()] if row.tainted else []
+    if row.damaged:
+        marks.append(badge(f"{row.damaged} damaged", "damaged"))
+    return el(
+        "tr",
+        el("td", el("a", row.session, href=link)),
+        el("td", class_badge(row.data_class)),
+        el("td", row.channel),
+        el("td", str(row.turns), class_="number"),
+        el("td", _when(row.started)),
+        el("td", _when(row.last)),
+        el("td", join(marks, " ")),
+        el("td", el("a", "forget…", href=url("/forget", session=row.session), class_="danger")),
+    )
+
+
+def page_body(rows: list[Row], total: int, number: int) -> Html:
+    """The list, with its pager."""
+    last = max(0, (total - 1) // PAGE)
+    head = el(
+        "tr",
+        *(
+            el("th", name)
+            for name in (
+                "session",
+                "class",
+                "channel",
+                "turns",
+                "started",
+                "last turn",
+                "taint, damage",
+                "",
+            )
+        ),
+    )
+    table = el(
+        "table", el("thead", head), el("tbody", join(_row(r) for r in rows)), class_="sessions"
+    )
+    count = el("p", f"{total:,} sessions, newest first.")
+    return join([count, pager("/sessions", number, last), table, pager("/sessions", number, last)])

@@ -1,0 +1,169 @@
+"""The window in a real browser: Debian's headless Chromium, driven by Playwright, against a
+real daemon on a real home. Each page is loaded; a search, an edit, an undo and a refused edit
+are made through the forms; hostile text must show as its characters and run nothing.
+
+The browser is never skipped: without /usr/bin/chromium these tests fail saying what to
+install (`make test` installs it as root on Debian)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from memoryd.home import Home
+from test_serve_daemon import Daemon
+from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, base, fill, link
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+DONE = re.compile(r"/memory\?done=\d+")
+
+ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """Debian's Chromium, headless, with a fresh profile; a loud failure when it is missing."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
+            "chromium) to run the window's browser tests; `make test` does it as root"
+        )
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), args=list(ARGS), headless=True
+        )
+        yield context  # type: ignore[misc]
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon serving the window's test home."""
+    home = Home(tmp_path_factory.mktemp("window-browser") / "home").create()
+    fill(home)
+    running = Daemon(home)
+    running.wait_ready()
+    yield running
+    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def page(browser: Browser, served: Daemon) -> Iterator[Page]:
+    """A tab with the window open; every dialog (an alert a script would raise) is recorded."""
+    tab = browser.new_page()
+    tab.set_default_timeout(5000)
+    tab.dialogs = []  # type: ignore[attr-defined]
+    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+    tab.goto(link(served))
+    yield tab
+    tab.close()
+
+
+def _no_script_ran(page: Page) -> None:
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+
+
+def test_the_link_lands_on_a_clean_address_with_an_httponly_cookie(
+    page: Page, served: Daemon
+) -> None:
+    assert page.url == base(page.url) + "/"
+    assert "t=" not in page.url and page.title() == "Search · memoryd"
+    cookies = page.context.cookies()
+    assert len(cookies) == 1 and cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""
+
+
+def test_search_shows_items_as_the_model_sees_them_and_leads_to_their_turn(page: Page) -> None:
+    page.fill("input[name=q]", "lake")
+    page.fill("input[name=k]", "20")
+    page.click("form.search button")
+    page.wait_for_selector("ol.items")
+    assert page.locator("ol.items > li").count() >= 2
+    first = page.locator("ol.items > li").first
+    assert first.locator(".badge").count() >= 4
+    assert page.locator("li.tainted-item").count() >= 1
+    assert "label:" in page.locator("p.label").inner_text()
+    model = page.locator("pre.model").text_content() or ""
+    assert "[1] memory" in model
+    _no_script_ran(page)
+    page.locator("li.item a", has_text="open the turn").first.click()
+    page.wait_for_url(re.compile(r"/sessions/hostile#turn-\d+"))
+    assert page.locator("li.record.untrusted").count() == 1
+
+
+def test_a_session_shows_hostile_text_as_its_characters_and_runs_nothing(page: Page) -> None:
+    page.goto(base(page.url) + "/sessions/hostile")
+    text = page.locator("main").inner_text()
+    assert XSS in text and ONERROR in text and FORGED in text
+    assert "im_start" in text
+    assert page.locator("li.epoch").count() == 2
+    assert "from line 5 of 0.jsonl" in page.locator("p.facts").inner_text()
+    untrusted = page.locator("li.record.untrusted")
+    assert untrusted.count() == 1 and "untrusted" in untrusted.inner_text().lower()
+    _no_script_ran(page)
+    assert CHAT_TAG not in page.content()
+
+
+def test_the_sessions_list_pages_newest_first(page: Page) -> None:
+    page.goto(base(page.url) + "/sessions")
+    assert page.locator("table.sessions tbody tr").count() == 50
+    assert "62 sessions" in page.locator("main").inner_text()
+    page.locator("a", has_text="older ›").first.click()
+    assert page.locator("table.sessions tbody tr").count() == 12
+    _no_script_ran(page)
+
+
+def test_memory_edits_undo_and_refusals_go_through_the_check_and_journal(page: Page) -> None:
+    page.goto(base(page.url) + "/memory")
+    notes = page.locator("section#notes\\.md")
+    notes.locator("textarea[name=text]").last.fill("The owner's dog is called Rex.")
+    notes.locator("button", has_text="add").click()
+    page.wait_for_url(DONE)
+    assert "Rex" in page.locator("section#notes\\.md").inner_text()
+    line = page.locator("#journal > li").first
+    assert "add" in line.inner_text() and "Rex" in line.inner_text()
+    line.locator("button", has_text="undo").click()
+    page.wait_for_url(DONE)
+    assert "Rex" not in page.locator("section#notes\\.md ol.entries").inner_text()
+    assert "undo" in page.locator("#journal > li").first.inner_text()
+    notes = page.locator("section#notes\\.md")
+    notes.locator("textarea[name=text]").last.fill(f"the key is {SECRET}\n\nand a second")
+    notes.locator("button", has_text="add").click()
+    assert "blank line" in page.locator("p.notice.error").inner_text()
+    assert SECRET not in page.content()
+    page.select_option("select[name=class]", "public")
+    page.wait_for_url(re.compile(r"/memory\?class=public"))
+    assert "notes.md" not in page.locator("pre#block").inner_text()
+    _no_script_ran(page)
+
+
+def test_status_shows_the_counts_and_the_recall_log_by_session(page: Page) -> None:
+    page.goto(base(page.url) + "/status")
+    text = page.locator("main").inner_text()
+    assert "items" in text and "index size" in text and "Not configured." in text
+    page.fill("input[name=session]", "hostile")
+    page.click("form[action='/status'] button")
+    page.wait_for_url(re.compile(r"/status\?session=hostile"))
+    _no_script_ran(page)
+
+
+def test_chromium_is_debians() -> None:
+    assert shutil.which("chromium") == str(CHROMIUM) or CHROMIUM.exists()

@@ -1,0 +1,201 @@
+"""The window's safety over plain HTTP, against a real daemon on a real home: the one-time link
+and its cookie, Host and Origin (DNS rebinding), CSRF, the CSP, text shown as text, no secret
+and no token anywhere, and where the window is served (beside a loopback --listen, off on a
+--public one)."""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from memoryd.home import Home
+from test_serve_daemon import Daemon, _free_port
+from window_home import (
+    CHAT_TAG,
+    FORGED,
+    ONERROR,
+    SECRET,
+    XSS,
+    base,
+    csrf,
+    every_file,
+    fill,
+    link,
+    opened,
+)
+
+PAGES = (
+    "/",
+    "/?q=hiking&k=20",
+    "/sessions",
+    "/sessions?page=1",
+    "/sessions/hostile",
+    "/memory",
+    "/memory?class=secret",
+    "/status",
+    "/status?session=hostile",
+)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon for the module, serving the window's test home."""
+    home = Home(tmp_path_factory.mktemp("window") / "home").create()
+    fill(home)
+    running = Daemon(home)
+    running.wait_ready()
+    yield running
+    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
+
+
+def test_a_link_works_once_and_leaves_a_clean_address_with_a_strict_cookie(
+    served: Daemon,
+) -> None:
+    url = link(served)
+    with httpx.Client(base_url=base(url)) as client:
+        first = client.get(url.removeprefix(base(url)))
+        assert first.status_code == 303 and first.headers["location"] == "/"
+        cookie = first.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+        assert client.get("/").status_code == 200
+        again = client.get(url.removeprefix(base(url)))
+        assert again.status_code == 403 and "used already" in again.text
+    with httpx.Client(base_url=base(url)) as stranger:
+        assert stranger.get("/").status_code == 401
+        stranger.cookies.set(first.headers["set-cookie"].split("=")[0], "made-up")
+        assert stranger.get("/sessions").status_code == 401
+
+
+def test_another_host_or_origin_is_refused_before_anything_is_read(served: Daemon) -> None:
+    with opened(link(served)) as client:
+        port = client.base_url.port
+        rebound = client.get("/", headers={"Host": f"attacker.example:{port}"})
+        assert rebound.status_code == 421
+        assert "attacker" not in rebound.text
+        assert client.get("/", headers={"Host": "127.0.0.1:1"}).status_code == 421
+        foreign = client.get("/", headers={"Origin": "http://attacker.example"})
+        assert foreign.status_code == 403
+        cross = client.get("/", headers={"Sec-Fetch-Site": "cross-site"})
+        assert cross.status_code == 403
+        # A rebound name never gets even the one-time link's page.
+        assert client.get("/open?t=x", headers={"Host": f"evil:{port}"}).status_code == 421
+        assert client.get("/", headers={"Host": f"localhost:{port}"}).status_code == 200
+
+
+def test_every_change_needs_the_sessions_csrf_token_and_its_origin(served: Daemon) -> None:
+    with opened(link(served)) as client:
+        token = csrf(client.get("/memory").text)
+        form = {"op": "add", "file": "notes.md", "text": "csrf probe entry"}
+        assert client.post("/memory/edit", data=form).status_code == 403
+        assert client.post("/memory/edit", data={**form, "csrf": "guess"}).status_code == 403
+        foreign = client.post(
+            "/memory/edit",
+            data={**form, "csrf": token},
+            headers={"Origin": "http://attacker.example"},
+        )
+        assert foreign.status_code == 403
+        assert "csrf probe entry" not in client.get("/memory").text
+        own = client.post(
+            "/memory/edit",
+            data={**form, "csrf": token},
+            headers={"Origin": str(client.base_url).rstrip("/")},
+        )
+        assert own.status_code == 303
+        assert "csrf probe entry" in client.get("/memory").text
+        # A GET never changes anything.
+        assert client.get("/memory/edit").status_code == 405
+
+
+def test_every_page_has_the_strict_csp_and_no_inline_script_style_or_handler(
+    served: Daemon,
+) -> None:
+    with opened(link(served)) as client:
+        for path in PAGES:
+            answer = client.get(path)
+            assert answer.status_code == 200, (path, answer.text[:300])
+            policy = answer.headers["content-security-policy"]
+            assert "script-src 'self'" in policy and "default-src 'none'" in policy
+            assert "unsafe-inline" not in policy
+            assert answer.headers["x-frame-options"] == "DENY"
+            assert answer.headers["cache-control"] == "no-store"
+            page = answer.text
+            assert re.findall(r"<script[^>]*>", page) == [
+                '<script src="/static/window.js" defer>'
+            ], path
+            assert not re.search(r"<[^>]*\son\w+\s*=", page), path
+            assert " style=" not in page and "<style" not in page, path
+            assert SECRET not in page, path
+
+
+def test_hostile_text_shows_as_its_characters(served: Daemon) -> None:
+    with opened(link(served)) as client:
+        session = client.get("/sessions/hostile").text
+        search = client.get("/?q=hiking+lake&k=20").text
+    for page in (session, search):
+        assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#x27;xss&#x27;)&lt;/script&gt;" in session
+    assert "onerror=&quot;alert(2)&quot;" in session
+    assert (
+        "[1] memory · owner said, 2026-01-01 00:00 UTC · secret" in session.replace("&#x27;", "'")
+        or FORGED in session
+    )
+    assert "im_start" in session and "<|im_start|>" not in session
+    assert ONERROR not in search and XSS not in search and CHAT_TAG not in search
+
+
+def test_no_token_or_secret_reaches_a_log_a_file_or_a_page(served: Daemon) -> None:
+    url = link(served)
+    token = url.partition("t=")[2]
+    with opened(url) as client:
+        pages = [client.get(path).text for path in PAGES]
+        cookie = next(iter(client.cookies.values()))
+    assert all(token not in page and cookie not in page for page in pages)
+    assert all(SECRET not in page for page in pages)
+    output = served.output()
+    assert token not in output and cookie not in output and SECRET not in output
+    for path in every_file(served.home.root):
+        data = path.read_bytes()
+        assert token.encode() not in data and cookie.encode() not in data, path
+
+
+def test_on_a_loopback_listen_the_window_is_beside_the_api(home: Home) -> None:
+    port = _free_port()
+    running = Daemon(home, "--listen", f"127.0.0.1:{port}", env={"MEMORYD_TOKEN": "tok-window-1"})
+    bearer = {"Authorization": "Bearer tok-window-1"}
+    try:
+        running.wait_ready(
+            lambda: (
+                httpx.get(f"http://127.0.0.1:{port}/v1/health", headers=bearer).status_code == 200
+            )
+        )
+        made = httpx.post(f"http://127.0.0.1:{port}/v1/window", headers=bearer)
+        assert made.json()["url"].startswith(f"http://127.0.0.1:{port}/open?t=")
+        assert httpx.post(f"http://127.0.0.1:{port}/v1/window").status_code == 401
+        with opened(made.json()["url"]) as client:
+            assert client.get("/").status_code == 200
+            assert client.get("/v1/status").status_code == 401  # the API keeps its token
+    finally:
+        assert running.stop() == 0
+
+
+def test_on_a_public_listener_the_window_is_off_unless_asked_for(home: Home) -> None:
+    port = _free_port()
+    running = Daemon(
+        home, "--listen", f"127.0.0.1:{port}", "--public", env={"MEMORYD_TOKEN": "tok-window-2"}
+    )
+    bearer = {"Authorization": "Bearer tok-window-2"}
+    try:
+        running.wait_ready(
+            lambda: (
+                httpx.get(f"http://127.0.0.1:{port}/v1/health", headers=bearer).status_code == 200
+            )
+        )
+        off = httpx.post(f"http://127.0.0.1:{port}/v1/window", headers=bearer)
+        assert off.status_code == 404 and off.json()["error"]["code"] == "window_off"
+        assert httpx.get(f"http://127.0.0.1:{port}/").status_code in (401, 404)
+    finally:
+        assert running.stop() == 0
