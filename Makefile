@@ -20,12 +20,23 @@ $(STAMP): pyproject.toml
 	  $(BIN)/pip install --quiet -e ".[dev]" && \
 	  touch $(STAMP); }'
 
+# The window's browser tests drive Debian's Chromium (tests/test_window_browser.py): installed
+# with apt-get when missing and make runs as root (CI); otherwise make says what to install.
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -q && apt-get install -y -q chromium; \
+	else \
+	  echo "make: $(CHROMIUM) is missing: the window's browser tests need Debian's chromium (as root: apt-get install -y chromium)" >&2; exit 1; \
+	fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 
-test: lint
+test: lint $(CHROMIUM)
 	$(BIN)/pytest -q
 
 demo: $(STAMP)
