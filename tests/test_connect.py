@@ -345,6 +345,8 @@ def test_unknown_lines_and_fields_are_ignored_and_a_damaged_line_taints_what_fol
     ]
     damage = [r for r in records if r["type"] == "tool_result"]
     assert [(r["name"], r["untrusted"]) for r in damage] == [("memoryd-connect", True)] * 2
+    # Damage taints the host's own session too: its MCP server's edits are refused.
+    assert [r["untrusted"] for r in log(home, "claude-code")] == [True]
     assert "memory · owner said" in recalled(home, "dinghy")
     assert "memory-tainted · owner said" in recalled(home, "oars")
 
@@ -504,14 +506,6 @@ def test_a_second_connect_of_a_host_is_refused_unless_quiet(
     assert not (home.sessions / CC_SESSION).exists()
 
 
-def test_a_missing_transcript_folder_says_what_to_do(
-    home: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = run(capsys, "connect", "codex", "--from", str(tmp_path / "none"))
-    assert code == 1 and "no codex transcripts at" in err
-    assert "--from DIR" in err
-
-
 @pytest.fixture
 def me(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A user's own home folder, where Claude Code and Codex keep their settings."""
@@ -589,3 +583,73 @@ def test_install_into_codex_keeps_the_owners_config_and_refuses_a_broken_one(
     code, _, err = run(capsys, "connect", "claude-code", "--install")
     assert code == 1 and "settings.json was not changed: it is not JSON" in err
     assert settings.read_text() == "{not json"
+
+
+def test_two_transcripts_of_the_same_name_never_share_a_session(home: Home, tmp_path: Path) -> None:
+    for project, words in (("-home-me-boat", "the boat"), ("-home-me-car", "the car")):
+        c = Claude()
+        write(tmp_path / project / f"{SESSION}.jsonl", [c.prompt(f"Where is {words}?", 1)])
+    connect(home, claude_code.HOST, tmp_path)
+    sessions = sorted(p.name for p in home.sessions.iterdir())
+    assert len(sessions) == 2 and CC_SESSION in sessions
+    texts = {s: [r["text"] for r in log(home, s) if r["type"] == "user"] for s in sessions}
+    assert sorted(texts.values()) == [["Where is the boat?"], ["Where is the car?"]]
+
+
+def test_a_session_resumed_into_a_new_transcript_writes_no_turn_twice_and_keeps_its_taint(
+    home: Home, tmp_path: Path
+) -> None:
+    first = Claude()
+    lines = web_claude(first)
+    write(cc_path(tmp_path), lines)
+    # `claude --resume` started a new file: the earlier lines copied (each keeping its own
+    # sessionId), then the new ones. Both are read in one pass, the older first.
+    resumed = "5d2c7f3e-8b1a-4c6d-9e0f-1a2b3c4d5e6f"
+    later = Claude(session=resumed)
+    later.n, later.parent = first.n, first.parent
+    new = [later.prompt("Is the boat still at Brixham?", 300), later.reply("It is.", 301)]
+    path = write(cc_path(tmp_path, resumed), [*lines, *new])
+    os.utime(path, (time.time() + 5, time.time() + 5))
+    connect(home, claude_code.HOST, tmp_path)
+    records = log(home, f"claude-code-{resumed}")
+    assert [r["text"] for r in records if r["type"] == "user"] == ["Is the boat still at Brixham?"]
+    assert records[1]["type"] == "tool_result" and records[1]["untrusted"] is True
+    assert "continues claude-code-" in records[1]["text"]
+    assert recalled(home, "boat moored winter").count("Where is the boat moored") == 1
+    assert "memory-tainted · owner said" in recalled(home, "still Brixham")
+
+
+def test_codex_notify_runs_the_connector_with_its_json_argument(
+    home: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(codex_path(tmp_path), plain_codex(Codex()))
+    note = '{"type": "agent-turn-complete", "turn-id": "1", "input-messages": ["x"]}'
+    code, out, err = run(capsys, "connect", "codex", "--from", str(tmp_path), "--quiet", note)
+    assert (code, out, err) == (0, "", "")
+    assert "user" in kinds(log(home, CODEX_SESSION))
+
+
+def test_a_host_never_run_here_has_nothing_to_read_and_a_wrong_folder_is_an_error(
+    home: Home, me: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "connect", "claude-code")
+    assert code == 0 and f"no transcripts yet at {me / '.claude' / 'projects'}" in out
+    code, _, err = run(capsys, "connect", "codex", "--from", str(me / "none"))
+    assert code == 1 and "no codex transcripts at" in err and "--from DIR" in err
+
+
+def test_a_removed_session_is_not_written_again_only_what_comes_later(
+    home: Home, tmp_path: Path
+) -> None:
+    c = Claude()
+    path = write(cc_path(tmp_path), plain_claude(c))
+    connect(home, claude_code.HOST, tmp_path)
+    for log_file in (home.sessions / CC_SESSION).iterdir():
+        log_file.unlink()
+    (home.sessions / CC_SESSION).rmdir()
+    write(path, [c.prompt("Where are the fenders?", 30), c.reply("In the locker.", 31)])
+    connect(home, claude_code.HOST, tmp_path)
+    assert [r.get("text") for r in log(home, CC_SESSION)] == [
+        "Where are the fenders?",
+        "In the locker.",
+    ]

@@ -161,10 +161,18 @@ def events(line: dict[str, Any]) -> list[Event]:
     return []
 
 
+def origin(line: dict[str, Any]) -> str | None:
+    """The session a line was first written in: `--resume` may start a new transcript that
+    copies the earlier one's lines, each keeping its `sessionId`."""
+    session = line.get("sessionId")
+    return session if isinstance(session, str) else None
+
+
 HOST = Host(
     name="claude-code",
     folder=folder,
     transcripts=transcripts,
     stem=lambda path: path.stem,
     events=events,
+    origin=origin,
 )

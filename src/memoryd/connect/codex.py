@@ -8,6 +8,7 @@ compaction. The person's words are taken from `event_msg` `user_message` only: t
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,6 +77,17 @@ def _output(value: Any) -> str:
     raise Drift("a tool output that is neither text nor content items")
 
 
+def _arguments(value: Any) -> Any:
+    """A function call's arguments: Codex writes them as a JSON string; kept as the object it
+    holds, or as the string when it holds none."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+
+
 def _said(payload: dict[str, Any], at: str | None) -> list[Event]:
     if payload.get("role") != "assistant":
         return []  # the user's and developer's items: instructions and context Codex sends
@@ -99,7 +111,7 @@ def _response_item(payload: dict[str, Any], at: str | None) -> list[Event]:
     if kind == "message":
         return _said(payload, at)
     if kind == "function_call":
-        return [Call(call, _string(payload, "name"), payload.get("arguments"), at)]
+        return [Call(call, _string(payload, "name"), _arguments(payload.get("arguments")), at)]
     if kind == "custom_tool_call":
         return [Call(call, _string(payload, "name"), payload.get("input"), at)]
     if kind == "local_shell_call":

@@ -42,6 +42,11 @@ def _run(
     home = resolve(home_dir).create()
     root = Path(source) if source else host.folder()
     if not root.is_dir():
+        if source is None and not follow:
+            # The host was never run here: nothing to read yet is not a mistake.
+            if not quiet:
+                click.echo(f"{host.name}: no transcripts yet at {root}: nothing to read")
+            return
         raise ConnectError(
             f"no {host.name} transcripts at {root}: run {host.name} once, or pass --from DIR"
         )
@@ -107,7 +112,8 @@ def _command(host: Host) -> click.Command:
         del notification  # Codex's notify passes a JSON argument: the transcript says it all.
         home = resolve(home_dir)
         if show or install:
-            root = home.root.absolute()
+            # Installed hooks use the home at once: it is made then (printing writes nothing).
+            root = (home.create() if install else home).root.absolute()
             if show:
                 click.echo(setup.printed(host.name, root), nl=False)
             for message in setup.install(host.name, root) if install else []:

@@ -95,3 +95,6 @@ class Host:
     """The part of a transcript's file name that names its session."""
     events: Callable[[dict[str, Any]], list[Event]]
     """What one parsed line means; Drift when a known line is not as documented."""
+    origin: Callable[[dict[str, Any]], str | None] = lambda line: None
+    """The stem of the transcript a line was first written in, when the host copies lines
+    into a new transcript on resume (None: the line's own transcript)."""

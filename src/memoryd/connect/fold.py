@@ -207,6 +207,23 @@ class Fold:
             }
         )
 
+    def inherits(self, earlier: str, now: str) -> list[Written]:
+        """The conversation goes on from the memoryd session `earlier`, which read untrusted
+        content: what it read is in the model's context here too, so this one is tainted."""
+        if self.tainted:
+            return []
+        self.tainted = True
+        text = f"this conversation continues {earlier}, which read untrusted content"
+        return self._record(
+            {
+                "type": "tool_result",
+                "name": CONNECTOR,
+                "text": text,
+                "untrusted": True,
+                "at": self.last_at or now,
+            }
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The fold as a JSON object, to keep in the connector's state."""
         return asdict(self)

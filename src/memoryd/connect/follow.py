@@ -97,6 +97,7 @@ class Follower:
         self.folder = home.memory / "connect"
         self.state_path = self.folder / f"{host.name}.json"
         self.positions = self._load()
+        self.by_session = {p.session: p for p in self.positions.values()}
 
     def _load(self) -> dict[str, Position]:
         try:
@@ -132,7 +133,8 @@ class Follower:
     def once(self) -> Pass:
         """Read what every transcript gained since the last pass; write it as session logs."""
         done = Pass()
-        for path in self.host.transcripts(self.root):
+        # Oldest first: a transcript resumed into a new file comes after the one it copies.
+        for path in sorted(self.host.transcripts(self.root), key=_age):
             done.transcripts += 1
             try:
                 self._transcript(path, done)
@@ -166,7 +168,7 @@ class Follower:
                 session = old.session if old else session_id(self.host, path, taken)
                 self._forget(session)
                 position = Position(session, identity, fold=Fold(self.host.name).to_json())
-                self.positions[key] = position
+                self.positions[key] = self.by_session[session] = position
             done.read += 1
             self._read(file, path, position, done)
 
@@ -189,7 +191,7 @@ class Follower:
                 problem = f"longer than {MAX_LINE >> 20} MiB"
             elif raw.strip():
                 try:
-                    written += self._events(raw, fold, now)
+                    written += self._events(raw, fold, now, path)
                 except Drift as e:
                     problem = str(e)
                 except json.JSONDecodeError as e:
@@ -212,11 +214,20 @@ class Follower:
                 written = []
         self._write(position, fold, written, done)
 
-    def _events(self, raw: bytes, fold: Fold, now: str) -> list[Written]:
+    def _events(self, raw: bytes, fold: Fold, now: str, path: Path) -> list[Written]:
         line = _parse(raw)
         if not isinstance(line, dict):
             raise ValueError("not a JSON object")
         written: list[Written] = []
+        origin = self.host.origin(line)
+        if origin is not None and origin != self.host.stem(path):
+            earlier = self.by_session.get(f"{self.host.name}-{origin}")
+            if earlier is not None:
+                # A copy of a line already written into the earlier transcript's session: not
+                # written twice, but its taint carries over.
+                if Fold.from_json(earlier.fold).tainted:
+                    written += fold.inherits(earlier.session, now)
+                return written
         for event in self.host.events(line):
             written += fold.feed(event, self.also, now)
         return written
@@ -281,6 +292,13 @@ class Follower:
             self.home.sessions / self.host.name / "0.jsonl",
             (json.dumps(record) + "\n").encode("utf-8"),
         )
+
+
+def _age(path: Path) -> tuple[int, str]:
+    try:
+        return path.lstat().st_mtime_ns, path.name
+    except OSError:
+        return 0, path.name
 
 
 def _append(path: Path, data: bytes) -> int:
