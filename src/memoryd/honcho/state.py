@@ -300,6 +300,25 @@ class SyncState:
         self._db.execute("INSERT INTO errors (at, text) VALUES (?, ?)", (now, text))
         self._db.execute("DELETE FROM errors WHERE id < (SELECT max(id) - 20 FROM errors)")
 
+    def failed_turns(self, limit: int) -> list[tuple[str, int, str]]:
+        """The turns whose messages failed for good: session, turn and the error's kind, the
+        latest first, at most `limit` (the owner's window lists them)."""
+        rows = self._db.execute(
+            "SELECT session, turn, max(kind) FROM outbox WHERE item = 'message' "
+            "AND state = 'failed' GROUP BY session, turn ORDER BY max(id) DESC LIMIT ?",
+            (limit,),
+        )
+        return [(str(session), int(turn), str(kind)) for session, turn, kind in rows]
+
+    def retry_failed(self) -> int:
+        """Queue every message that failed for good again, due now, as the owner asks once the
+        cause is fixed (a key, a workspace); how many messages."""
+        done = self._db.execute(
+            "UPDATE outbox SET state = 'pending', kind = NULL, status = NULL, attempts = 0, "
+            "due = 0 WHERE item = 'message' AND state = 'failed'"
+        )
+        return int(done.rowcount)
+
     def counts(self, now: float) -> Counts:
         """Turns sent, skipped by reason, failed by kind and pending; the last error."""
         skipped = dict(

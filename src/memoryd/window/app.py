@@ -27,8 +27,8 @@ from memoryd.recall import K_MAX
 from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
+from memoryd.window import honcho, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page
-from memoryd.window import recalls, search, sessions, status, turns
 from memoryd.window.html import Html, el, join
 from memoryd.window.keys import Keys, same
 from memoryd.window.layout import notice, page
@@ -217,9 +217,18 @@ def build(service: Service, keys: Keys) -> Starlette:
     async def state(request: Request) -> Response:
         session = _session_id(request.query_params.get("session"))
         summary = await run_in_threadpool(lambda: status.facts(service.index, service.home))
+        failed = await run_in_threadpool(honcho.failed, service.home)
         lines = await run_in_threadpool(recalls.recent, service.home.recalls, session)
-        body = status.page_body(summary, [], lines, session, _csrf(request))
+        body = status.page_body(summary, failed, lines, session, _csrf(request))
+        retried = request.query_params.get("retried", "")
+        if retried.isdigit():
+            body = join([notice(f"{int(retried)} messages queued again."), body])
         return _html(page("Status", "status", body))
+
+    async def retried(request: Request) -> Response:
+        await _form(request)
+        count = await run_in_threadpool(honcho.retry, service.home)
+        return RedirectResponse(f"/status?retried={count}", status_code=303)
 
     async def icon(_: Request) -> Response:
         return Response(status_code=204)
@@ -235,6 +244,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         Route("/memory/edit", edited, methods=["POST"]),
         Route("/memory/undo", undone, methods=["POST"]),
         Route("/status", state),
+        Route("/status/retry", retried, methods=["POST"]),
     ]
     return Starlette(
         routes=routes,

@@ -1,0 +1,40 @@
+"""Honcho's sync as the status page shows and retries it: the turns that failed for good, and
+the owner's retry of them (the daemon's worker sends them on its next round)."""
+
+from __future__ import annotations
+
+from memoryd import config as config_file
+from memoryd.home import Home
+from memoryd.honcho.run import state_path
+from memoryd.honcho.state import SyncState
+
+FAILED_SHOWN = 50
+"""Failed turns the page lists."""
+
+
+def _state(home: Home) -> SyncState | None:
+    if config_file.load(home.config).honcho is None or not state_path(home).exists():
+        return None
+    return SyncState(state_path(home))
+
+
+def failed(home: Home) -> list[tuple[str, int, str]]:
+    """The turns that failed for good (session, turn, the error's kind), the latest first."""
+    state = _state(home)
+    if state is None:
+        return []
+    try:
+        return state.failed_turns(FAILED_SHOWN)
+    finally:
+        state.close()
+
+
+def retry(home: Home) -> int:
+    """Queue the failed turns' messages again; how many messages."""
+    state = _state(home)
+    if state is None:
+        return 0
+    try:
+        return state.retry_failed()
+    finally:
+        state.close()
