@@ -90,7 +90,7 @@ def test_the_ceiling_holds_whether_rows_are_scored_here_or_by_fts5(
     catch_up(index, home.sessions, Names("boxmaker", "kyle"))
     costs = Costs(postings_per_row=postings_per_row)
     hits = search(index, ["kayak", "red"], 5, DataClass.PUBLIC, costs=costs)
-    assert [hit.item.key for hit in hits] == ["pub:1:user"]
+    assert [hit.item.key for hit in hits] == ["pub:1:user", "pub:1:reply"]
 
 
 def test_the_ceiling_of_a_session_is_read_from_the_index(home: Home, classed: Index) -> None:

@@ -93,9 +93,9 @@ def test_items_holding_every_term_come_first(home: Home, index: Index) -> None:
     # bm25 alone would put the short 'zebra zebra zebra' first for `zebra lion`.
     write_log(home, "s1", turn("zebra zebra zebra", "x"))
     write_log(home, "s2", turn("a long text about a zebra and a lion and much more besides", "y"))
-    answer = ask(home, index, "zebra lion", k=2).splitlines()
+    answer = ask(home, index, "zebra lion", k=3).splitlines()
     assert answer[1] == "  a long text about a zebra and a lion and much more besides"
-    assert answer[3] == "  zebra zebra zebra"
+    assert "  zebra zebra zebra" in answer[3:]
 
 
 def test_within_each_part_items_are_in_bm25_order(home: Home, index: Index) -> None:
@@ -120,7 +120,8 @@ def test_a_common_term_is_left_out_of_the_second_part(home: Home, index: Index) 
         assert rarer(documents, opened.count(), share=0.05, floor=0) == ["missing", "walrus"]
         assert rarer(documents, opened.count()) == ["missing", "walrus", "the"]
         hits = search(opened, ["the", "walrus"], 5, floor=0)
-    assert [hit.item.text for hit in hits] == ["the walrus", "a walrus alone"]
+    # `ok`, holding neither word, is shown as the reply to both (`ranking`: neighbours).
+    assert [hit.item.text for hit in hits] == ["the walrus", "a walrus alone", "ok"]
 
 
 def test_when_every_term_is_common_the_rarest_is_kept() -> None:
@@ -153,12 +154,12 @@ def test_an_item_is_its_header_a_line_break_two_spaces_and_its_snippet(
 
 
 def test_headers_are_numbered_from_one_and_name_who_said_it(home: Home, index: Index) -> None:
-    write_log(home, "s1", turn("otter", "otter otter here", at="2026-09-28T23:19Z", speaker="ann"))
+    write_log(home, "s1", turn("otter", "otter here", at="2026-09-28T23:19Z", speaker="ann"))
     assert ask(home, index, "otter", k=2).splitlines() == [
         "[1] memory · ann said, 2026-09-28 23:19 UTC · private",
         "  otter",
         "[2] memory · boxmaker said, 2026-09-28 23:19 UTC · private",
-        "  otter otter here",
+        "  otter here",
     ]
 
 

@@ -13,10 +13,12 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd import index as index_module
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index import Hit, Index, Item
 from memoryd.indexer import Names, catch_up
+from memoryd.labels import DataClass
+from memoryd.ranking import Query, Scored, ranked, score
 from memoryd.recall import recall
-from memoryd.relevance import stems, tokens
+from memoryd.relevance import bm25, stems, tokens
 from memoryd.search import search, terms
 from memoryd.stems import stem
 
@@ -203,3 +205,75 @@ def test_function_words_weigh_a_little_among_items_a_content_word_found(
     indexed(home, index)
     # `the` lifts s2 over s1, its equal but older; `boat` twice outweighs it.
     assert keys(index, "the boat with", 3) == ["s3:1:user", "s2:1:user", "s1:1:user"]
+
+
+def test_the_reply_to_a_message_that_matched_is_shown(home: Home, index: Index) -> None:
+    write_log(home, "s1", turn("what do you cook in your slow cooker?", "honey garlic chicken"))
+    for n in range(5):
+        write_log(home, f"f{n}", turn(f"a slow day number {n}", "-"))
+    indexed(home, index)
+    assert keys(index, "slow cooker meal")[:2] == ["s1:1:user", "s1:1:reply"]
+
+
+def test_an_item_whose_conversation_holds_every_word_comes_before_one_holding_some(
+    home: Home, index: Index
+) -> None:
+    # `kayak kayak kayak` is bm25's best for both words; the message whose reply holds
+    # `harbour` is the one the query is about.
+    write_log(home, "s1", turn("kayak kayak kayak", "-"))
+    write_log(home, "s2", turn("a long story of a trip in my kayak last summer", "by the harbour"))
+    for n in range(5):
+        write_log(home, f"f{n}", turn(f"filler text {n}", "-"))
+    indexed(home, index)
+    assert set(keys(index, "kayak harbour", 2)) == {"s2:1:user", "s2:1:reply"}
+
+
+def test_an_item_holding_no_word_comes_after_those_whose_conversation_holds_every_word(
+    home: Home, index: Index
+) -> None:
+    # s2 lacks `the`: its conversation holds every word the query is about, not every word.
+    write_log(home, "s1", turn("the kayak harbour", "ok"))
+    long = "kayak by a harbour " + " ".join(f"w{n}" for n in range(60))
+    write_log(home, "s2", turn(long, "-"))
+    indexed(home, index)
+    found = keys(index, "the kayak harbour", 3)
+    assert found.index("s2:1:user") < found.index("s1:1:reply")
+
+
+def hit(key: str, n: int) -> Hit:
+    return Hit(n, Item(key, "memory", "private", "turn", "ann", "2026-10-01T00:00:00Z", f"t{n}"))
+
+
+def test_an_item_gains_from_its_sessions_best_score() -> None:
+    # Equal scores, the older first on a tie, unless its session's best lifts the other.
+    held = frozenset({"kayak"})
+    found = [
+        Scored(hit("a:1:user", 1), held, False, 1.0),
+        Scored(hit("b:1:user", 2), held, False, 1.0),
+        Scored(hit("b:9:user", 3), held, False, 3.0),
+    ]
+    assert [h.id for h in ranked(found, {}, 1, 3)] == [3, 2, 1]
+
+
+def test_a_long_message_is_weighed_down_less_than_fts5_does() -> None:
+    query = Query.of(["kayak"], ["kayak"])
+    idf = {"kayak": 1.0}
+    twice_in_20 = "kayak kayak " + " ".join(f"w{n}" for n in range(18))
+    once_in_4 = "kayak w1 w2 w3"
+    assert score(twice_in_20, query, idf, 8.0)[2] > score(once_in_4, query, idf, 8.0)[2]
+    # FTS5's own bm25 puts the short one first.
+    assert bm25({"kayak": 2}, 20, idf, 8.0) < bm25({"kayak": 1}, 4, idf, 8.0)
+
+
+def test_a_neighbour_above_the_searchs_class_is_neither_shown_nor_counted(index: Index) -> None:
+    at = "2026-10-01T00:00:00Z"
+    with index.writing():
+        index.add(
+            [
+                Item("s:1:user", "memory", "public", "turn", "ann", at, "the kayak trip"),
+                Item("s:1:reply", "memory", "secret", "turn", "kyle", at, "the harbour code"),
+                Item("p:1:user", "memory", "public", "turn", "ann", at, "kayak"),
+            ]
+        )
+    hits = search(index, terms("kayak harbour"), 5, DataClass.PUBLIC)
+    assert [h.item.key for h in hits] == ["p:1:user", "s:1:user"]

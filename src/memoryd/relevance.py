@@ -69,13 +69,18 @@ def marked(text: str, weights: dict[str, float]) -> dict[str, int]:
 
 
 def bm25(
-    counts: Mapping[str, float], length: int, weights: dict[str, float], average: float
+    counts: Mapping[str, float],
+    length: int,
+    weights: dict[str, float],
+    average: float,
+    b: float = B,
 ) -> float:
     """The bm25 score of a row holding each term `counts[term]` times in `length` tokens.
 
-    `weights` holds each term's idf; higher is better (FTS5 reports the same number negated).
+    `weights` holds each term's idf; higher is better (FTS5 reports the same number negated,
+    with `b` at its default).
     """
-    norm = K1 * (1.0 - B + B * length / average) if average else K1
+    norm = K1 * (1.0 - b + b * length / average) if average else K1
     score = 0.0
     for term, tf in counts.items():
         score += weights[term] * (tf * (K1 + 1.0)) / (tf + norm)

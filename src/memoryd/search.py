@@ -9,6 +9,9 @@ no FTS5 operator the model writes is ever parsed; the only operators are the one
    term is that common (then the rarest is kept): bm25 scores every row its expression matches,
    and a common word matches most of them.
 
+The items next to the candidates in their sessions (`ranking.neighbours`) are read too, of the
+search's classes only: `ranking` orders them all.
+
 FTS5's own `bm25()` first counts every row holding each term of its expression (its idf), so
 the first part, whose expression holds the common words too, would pay for a scan of each one's
 doclist even when three rows hold every term. Those rows are therefore read and scored here
@@ -167,13 +170,15 @@ def search(
         seen = {hit.id for hit in candidates}
         candidates += _ranked_by_fts5(index, some(kept), pool, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
-    around = {c.hit.item.key: c.score for c in scored}
-    # Only the neighbours not already scored as candidates are read and scored.
-    others = {key for c in candidates for key in neighbours(c.item.key)} - around.keys()
-    around.update(
-        (hit.item.key, score(hit.item.text, query, idf_of, average)[2])
+    # Only the neighbours not already scored as candidates are read and scored; one of a
+    # higher class than the search's is neither shown nor counted.
+    others = {key for c in candidates for key in neighbours(c.item.key)}
+    others -= {hit.item.key for hit in candidates}
+    around = {
+        hit.item.key: Scored(hit, *score(hit.item.text, query, idf_of, average))
         for hit in index.by_keys(sorted(others))
-    )
+        if hit.item.data_class in allowed
+    }
     return ranked(scored, around, len(about), k)
 
 
