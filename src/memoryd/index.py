@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memoryd import common
 from memoryd.errors import (
     NO_SPACE,
     IndexDamagedError,
@@ -116,6 +117,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         INSERT INTO terms SELECT term, doc FROM temp.items_vocab;
         DROP TABLE temp.items_vocab;
         """,
+    ),
+    (
+        "the best rows of each common term, for one-word recall (common.py)",
+        common.SCHEMA,
     ),
 )
 
@@ -346,6 +351,7 @@ class Index:
         (`set_aside`) and a new, empty index made in its place, which the next catch-up fills
         from the session logs and the journal; `warn` (the log, by default) says so."""
         self.path = path
+        self._added: list[common.Added] = []
         found = _identity(path)
         try:
             self.conn = connect(path)
@@ -357,6 +363,9 @@ class Index:
             kept = f" (the damaged file is kept as {aside})" if aside is not None else ""
             (warn or log.warning)(e.rebuilding + kept)
             self.conn = connect(path)
+        # Whether the index keeps the common terms' best rows: one migrated only so far (as a
+        # test of an older index makes it) does not.
+        self._keeps = common.kept(self.conn)
 
     def check(self, deep: bool = False) -> None:
         """IndexDamagedError when the index is damaged: `PRAGMA quick_check` reads every page
@@ -387,24 +396,40 @@ class Index:
         """A write transaction: other writers wait for it, readers see all of it or none."""
         with _translated(self.path):
             self.conn.execute("BEGIN IMMEDIATE")
+            self._added = []
             try:
                 yield
+                # The best rows of the common terms change with the rows added, in the same
+                # transaction (a deleted row leaves them by a trigger).
+                if self._keeps:
+                    common.keep(self.conn, self._added)
             except BaseException:
                 rollback(self.conn)
                 raise
+            finally:
+                self._added = []
             self.conn.execute("COMMIT")
 
     def add(self, items: Iterable[Item]) -> None:
         """Add items, counting the documents that hold each of their terms."""
+        if not self.conn.in_transaction:
+            with self.writing():
+                self.add(items)
+            return
         documents: Counter[str] = Counter()
         rows = []
+        counted = []
         for i in items:
             # The marks of `highlight()` never stand in an item's text (they are control
             # characters, which an item shows as spaces anyway).
             text = i.text.translate(_NO_MARKS)
-            found = stems(text)
-            documents.update(set(found))
-            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, text, len(found)))
+            found = Counter(stems(text))
+            documents.update(found.keys())
+            length = found.total()
+            counted.append((found, length))
+            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, text, length))
+        # A row id is one more than the largest in use (no AUTOINCREMENT, never near 2**63).
+        (last,) = self.conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
         self.conn.executemany(
             "INSERT INTO items (key, tag, class, kind, who, at, text, length) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -415,6 +440,7 @@ class Index:
             "ON CONFLICT (term) DO UPDATE SET documents = documents + excluded.documents",
             documents.items(),
         )
+        self._added += [common.Added(last + n, *c) for n, c in enumerate(counted, start=1)]
 
     def remove_session(self, session: str) -> None:
         """Remove a session's items and what was read of its logs."""
@@ -476,6 +502,24 @@ class Index:
                         SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit)
                     ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
+
+    def best_of(self, term: str, limit: int, classes: Classes = None) -> list[Hit] | None:
+        """The `limit` best items for one term, as `search` ranks them, from the best rows kept
+        for each common term (`common`); None when those cannot tell."""
+        if not self._keeps:
+            return None
+        began = not self.conn.in_transaction
+        with _translated(self.path):
+            # One snapshot: the kept rows, the counts and the items they name read together.
+            if began:
+                self.conn.execute("BEGIN")
+            try:
+                ids = common.best(self.conn, stem(fold(term)), limit, classes)
+                found = {hit.id: hit for hit in self.hits(ids)} if ids else {}
+            finally:
+                if began:
+                    rollback(self.conn)
+        return None if ids is None else [found[i] for i in ids]
 
     def matching(self, match: str, limit: int, classes: Classes = None) -> list[int]:
         """The row ids of at most `limit` items an FTS5 expression matches, unranked."""

@@ -1,0 +1,247 @@
+"""The best rows of each common term, kept ordered at index time: a one-word recall of a common
+word reads a few hundred rows instead of ranking the word's whole doclist.
+
+For one term, FTS5's bm25 is the term's idf (the same for every row) times a strength that
+depends only on the row's count of the term (`tf`) and its length, through the items' mean
+length. So the best rows can be kept beside the index, in `common_rows`, for each term held by
+at least `THRESHOLD` items:
+
+- **Built** from FTS5's own counts (`fts5vocab`, one scan of the term's doclist) when a term
+  becomes common, and again when the mean length has moved by `DRIFT`: the rows of the
+  strongest `KEPT` (each group of equal strength whole, up to `CAP` rows), with `bound`, the
+  strength of the strongest row left out, and the mean length (`average`) both were taken at.
+- **Kept** by every write transaction (`Index.writing`): a new row stronger than `bound` at
+  that `average` joins; a table grown to `MOST` rows is cut back to `KEPT` (its bound raised to
+  the strongest row cut). A deleted item leaves the table with its row (a trigger).
+- **Read** exactly (`best`): a row left out had strength at most `bound` at `average`, so at
+  most `bound * max(1, now / average)` at today's mean length `now` (its length's share of the
+  denominator scales with `average / now`, its count's does not). When the rows asked for are
+  all stronger than that, they are FTS5's top rows, in FTS5's order (ties by row id); when not,
+  `best` answers None and the caller asks FTS5.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memoryd.relevance import K1, B, idf
+
+THRESHOLD = 2_000
+"""A term held by this many items has its best rows kept (FTS5 ranks fewer in a few ms)."""
+
+KEPT = 200
+"""The rows a table is built with, and cut back to."""
+
+MOST = 4 * KEPT
+"""The rows a table may grow to before it is cut back."""
+
+CAP = 2_000
+"""A group of rows of equal strength at the cut is kept whole when the table stays this small."""
+
+DRIFT = 0.05
+"""A table is built again when the mean length has grown by this share since it was built."""
+
+BUDGET = 300_000
+"""The most rows a write transaction scans to build tables (a common word's doclist: about
+0.5 s at 300,000 rows); tables left unbuilt wait for the next write, and FTS5 ranks meanwhile."""
+
+MARGIN = 1e-9
+"""The relative room left between the rows given and the bound: the bound is exact in real
+numbers, and floating point rounds."""
+
+SCHEMA = """
+CREATE TABLE common_terms (
+    term TEXT PRIMARY KEY, average REAL NOT NULL, bound REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE common_rows (
+    term TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    tf INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    PRIMARY KEY (term, id)
+) WITHOUT ROWID;
+CREATE INDEX common_rows_id ON common_rows (id);
+CREATE TRIGGER items_ad_common AFTER DELETE ON items BEGIN
+    DELETE FROM common_rows WHERE id = old.id;
+END;
+"""
+"""The tables, for the index's migration."""
+
+
+_CHUNK = 500
+
+
+def kept(conn: sqlite3.Connection) -> bool:
+    """Whether the index behind `conn` has the tables (its migrations made them)."""
+    found = conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'common_terms'").fetchone()
+    return found is not None
+
+
+def strength(tf: int, length: int, average: float) -> float:
+    """A row's bm25 for one term, before the term's idf, as FTS5 computes it (same operations,
+    same order, so the same double)."""
+    return (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * length / average))
+
+
+@dataclass(frozen=True)
+class Added:
+    """An item a write transaction added: its row id, its stems counted, its length."""
+
+    id: int
+    counts: Counter[str]
+    length: int
+
+
+def best(
+    conn: sqlite3.Connection, term: str, limit: int, classes: tuple[str, ...] | None = None
+) -> list[int] | None:
+    """The row ids of the `limit` best items holding the stem `term` (of `classes`, when
+    given), in FTS5's bm25 order (ties by row id); None when the kept rows cannot tell."""
+    kept = conn.execute(
+        "SELECT average, bound FROM common_terms WHERE term = ?", (term,)
+    ).fetchone()
+    if kept is None or limit < 1:
+        return None
+    then, bound = float(kept[0]), float(kept[1])
+    items, tokens = _counts(conn)
+    documents = conn.execute("SELECT documents FROM terms WHERE term = ?", (term,)).fetchone()
+    if not items or not documents:
+        return None
+    now = tokens / items
+    weight = idf(int(documents[0]), items)
+    if classes is None:
+        rows = conn.execute(
+            "SELECT id, tf, length FROM common_rows WHERE term = ?", (term,)
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT c.id, c.tf, c.length FROM common_rows AS c JOIN items ON items.id = c.id "
+            f"WHERE c.term = ? AND items.class IN ({', '.join('?' * len(classes))})",
+            (term, *classes),
+        ).fetchall()
+    if len(rows) < limit:
+        return None
+    scored = sorted(
+        ((strength(tf, length, now), i) for i, tf, length in rows),
+        key=lambda pair: (-(weight * pair[0]), pair[1]),
+    )[:limit]
+    left_out = bound * max(1.0, now / then) * (1.0 + MARGIN)
+    if scored[-1][0] <= left_out:
+        return None
+    return [i for _, i in scored]
+
+
+def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:
+    """Bring the tables up to date with the items a write transaction added (inside it): new
+    rows join, tables grown too big are cut back, new common terms and tables whose mean
+    length has drifted are built, at most `BUDGET` rows scanned."""
+    added = list(added)
+    items, tokens = _counts(conn)
+    if not added or not items:
+        return
+    now = tokens / items
+    tables = {
+        str(t): (float(a), float(b))
+        for t, a, b in conn.execute("SELECT term, average, bound FROM common_terms")
+    }
+    joining = [
+        (term, item.id, tf, item.length)
+        for item in added
+        for term, tf in item.counts.items()
+        if term in tables and strength(tf, item.length, tables[term][0]) > tables[term][1]
+    ]
+    conn.executemany("INSERT OR IGNORE INTO common_rows VALUES (?, ?, ?, ?)", joining)
+    for term in {row[0] for row in joining}:
+        _cut(conn, term, *tables[term])
+    # A term becomes common only when items holding it are added: those are the new ones.
+    touched = sorted({term for item in added for term in item.counts} - tables.keys())
+    stale = [
+        (documents, term)
+        for first in range(0, len(touched), _CHUNK)
+        for term, documents in conn.execute(
+            "SELECT term, documents FROM terms WHERE documents >= ? AND term IN "
+            f"({', '.join('?' * len(touched[first : first + _CHUNK]))})",
+            (THRESHOLD, *touched[first : first + _CHUNK]),
+        )
+    ]
+    stale += [
+        (documents, term)
+        for term, documents in conn.execute(
+            "SELECT t.term, t.documents FROM common_terms AS c JOIN terms AS t USING (term) "
+            "WHERE ? > c.average * ?",
+            (now, 1.0 + DRIFT),
+        )
+    ]
+    scanned = 0
+    for documents, term in sorted(stale):
+        if scanned + documents > BUDGET and scanned:
+            break
+        build(conn, term, now)
+        scanned += documents
+
+
+def build(conn: sqlite3.Connection, term: str, average: float) -> None:
+    """Build the table of `term` from FTS5's own counts, at the mean length `average`."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_instances "
+        "USING fts5vocab(main, items_fts, instance)"
+    )
+    # SQLite computes the strength as `strength` does (same operations, same doubles): its
+    # order picks the rows, and `strength` then tells the groups apart.
+    found = conn.execute(
+        "SELECT doc, tf, length FROM ("
+        "  SELECT doc, count(*) AS tf FROM temp.items_instances WHERE term = ? GROUP BY doc"
+        ") JOIN items ON items.id = doc "
+        "ORDER BY (tf * ?) / (tf + ? * (? + ? * length / ?)) DESC LIMIT ?",
+        (term, K1 + 1.0, K1, 1.0 - B, B, average, CAP + 1),
+    ).fetchall()
+    ordered = sorted(
+        ((strength(tf, n, average), i, tf, n) for i, tf, n in found), key=lambda r: -r[0]
+    )
+    rows, bound = _strongest(ordered)
+    conn.execute("DELETE FROM common_rows WHERE term = ?", (term,))
+    conn.executemany(
+        "INSERT INTO common_rows VALUES (?, ?, ?, ?)", [(term, i, tf, n) for _, i, tf, n in rows]
+    )
+    conn.execute("INSERT OR REPLACE INTO common_terms VALUES (?, ?, ?)", (term, average, bound))
+
+
+def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    found = dict(conn.execute("SELECT name, value FROM counts").fetchall())
+    return int(found["items"]), int(found["tokens"])
+
+
+def _cut(conn: sqlite3.Connection, term: str, average: float, bound: float) -> None:
+    rows = conn.execute("SELECT id, tf, length FROM common_rows WHERE term = ?", (term,)).fetchall()
+    if len(rows) <= MOST:
+        return
+    ordered = sorted(
+        ((strength(tf, n, average), i, tf, n) for i, tf, n in rows), key=lambda r: -r[0]
+    )
+    kept, cut_at = _strongest(ordered)
+    cut = {r[1] for r in ordered} - {r[1] for r in kept}
+    conn.executemany("DELETE FROM common_rows WHERE term = ? AND id = ?", [(term, i) for i in cut])
+    conn.execute("UPDATE common_terms SET bound = ? WHERE term = ?", (max(bound, cut_at), term))
+
+
+def _strongest(
+    ordered: list[tuple[float, int, int, int]],
+) -> tuple[list[tuple[float, int, int, int]], float]:
+    """The strongest `KEPT` rows of `ordered` (strongest first), each group of equal strength
+    whole while the rows stay within `CAP`, and the strength of the strongest row left out (0
+    when none is)."""
+    kept = 0
+    while kept < len(ordered) and kept < KEPT:
+        group = kept
+        while group < len(ordered) and ordered[group][0] == ordered[kept][0]:
+            group += 1
+        if group > CAP and kept:
+            break
+        kept = group
+    if kept > CAP:
+        kept = 0
+    bound = ordered[kept][0] if kept < len(ordered) else 0.0
+    return ordered[:kept], bound

@@ -1,0 +1,107 @@
+"""The best rows kept for each common term (`common`): what they answer equals FTS5's ranking.
+
+Random homes, seeded: words drawn with a skew (a few very common), texts of growing length (the
+mean length drifts, so tables are built again), repeated texts (ties), items of two classes,
+sessions removed on the way. After every write, for every kept term, `Index.best_of` is either
+None (FTS5 ranks) or exactly FTS5's top rows. The constants are made small so that the tables
+are cut back, built again and their bounds tested within a few hundred items.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from memoryd import common
+from memoryd.index import Index, Item
+from memoryd.search import search
+
+WORDS = [f"w{n}x" for n in range(40)]
+AT = "2026-01-01T00:00:00+00:00"
+
+
+@pytest.fixture
+def small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "THRESHOLD", 15)
+    monkeypatch.setattr(common, "KEPT", 6)
+    monkeypatch.setattr(common, "MOST", 12)
+    monkeypatch.setattr(common, "CAP", 30)
+    monkeypatch.setattr(common, "BUDGET", 200)
+
+
+def _text(rng: random.Random, length: int, seen: list[str]) -> str:
+    if seen and rng.random() < 0.15:
+        return rng.choice(seen)  # the same text again: rows of equal strength
+    words = [WORDS[min(int(rng.expovariate(0.25)), len(WORDS) - 1)] for _ in range(length)]
+    return " ".join(words)
+
+
+def _compare(index: Index) -> tuple[int, int]:
+    answered = asked = 0
+    terms = [row[0] for row in index.conn.execute("SELECT term FROM common_terms")]
+    for term in terms:
+        for classes in (None, ("public",)):
+            for limit in (1, 2, 4):
+                asked += 1
+                fast = index.best_of(term, limit, classes)
+                if fast is None:
+                    continue
+                answered += 1
+                slow = index.search(f'"{term}"', limit, classes)
+                assert [h.id for h in fast] == [h.id for h in slow], (term, classes, limit)
+    return answered, asked
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.usefixtures("small")
+def test_the_kept_rows_answer_as_fts5_ranks(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    answered = asked = 0
+    seen: list[str] = []
+    with Index(tmp_path / "index.sqlite") as index:
+        for batch in range(12):
+            items = []
+            for n in range(40):
+                # Later texts are longer: the mean length grows, bounds loosen, tables rebuild.
+                text = _text(rng, rng.randint(1, 4 + batch), seen)
+                seen.append(text)
+                session = f"s{batch}-{n % 5}"
+                data_class = rng.choice(["public", "private"])
+                items.append(Item(f"{session}:{n}:user", "t", data_class, "said", "u", AT, text))
+            with index.writing():
+                index.add(items)
+                if batch % 3 == 2:
+                    index.remove_session(f"s{batch - 1}-{rng.randrange(5)}")
+            got = _compare(index)
+            answered, asked = answered + got[0], asked + got[1]
+        kept = {row[0] for row in index.conn.execute("SELECT id FROM common_rows")}
+        items_now = {row[0] for row in index.conn.execute("SELECT id FROM items")}
+        assert kept <= items_now  # a removed item left the tables
+    # The kept rows answered most questions: the comparison was not vacuous.
+    assert answered > asked // 2, (answered, asked)
+
+
+@pytest.mark.usefixtures("small")
+def test_one_word_recall_is_the_same_with_and_without_kept_rows(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    seen: list[str] = []
+    items = [
+        Item(f"s:{n}:user", "t", "private", "said", "u", AT, _text(rng, rng.randint(1, 8), seen))
+        for n in range(300)
+    ]
+    for text in (i.text for i in items):
+        seen.append(text)
+    with Index(tmp_path / "kept.sqlite") as kept, Index(tmp_path / "bare.sqlite") as bare:
+        kept.add(items)
+        bare.add(items)
+        # The bare index has no kept rows: every one-word search there is FTS5's.
+        bare.conn.execute("DELETE FROM common_terms")
+        terms = [row[0] for row in kept.conn.execute("SELECT term FROM common_terms")]
+        assert terms
+        for term in terms:
+            for k in (1, 2):
+                assert kept.best_of(term, 2 * k) is not None
+                found = [h.id for h in search(kept, [term], k)]
+                assert found == [h.id for h in search(bare, [term], k)]
