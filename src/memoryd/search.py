@@ -145,8 +145,11 @@ def search(
     }
     if len(query.stems) == 1:
         # One word: FTS5's best (twice `k`, for duplicates), the word as written first; no
-        # neighbour is read, so a one-word recall costs what the raw query does.
-        best = index.search(some(words), 2 * k, classes)
+        # neighbour is read. A common word's best rows are kept in order (`common`), read
+        # instead of FTS5 ranking the word's whole doclist.
+        best = index.best_of(words[0], 2 * k, classes)
+        if best is None:
+            best = index.search(some(words), 2 * k, classes)
         return ranked(
             [Scored(h, *score(h.item.text, query, idf_of, average)) for h in best], {}, 1, k
         )
