@@ -16,18 +16,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.cli import main
 from memoryd.connect import claude_code, codex
-from memoryd.connect.events import Host
+from memoryd.connect.events import Call, Drift, Host, Result
+from memoryd.connect.fold import MAX_CALLS, Fold
 from memoryd.connect.follow import Follower
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.logfiles import MAX_LINE
 from memoryd.memory.journal import Op
 from memoryd.recall import recall
 from memoryd.serve.service import Service
+from memoryd.sessions import parse_line
 from transcripts import SESSION, Claude, Codex, at, write
 
 CC_SESSION = f"claude-code-{SESSION}"
@@ -653,3 +658,70 @@ def test_a_removed_session_is_not_written_again_only_what_comes_later(
         "Where are the fenders?",
         "In the locker.",
     ]
+
+
+# Any text, and text heavy with what breaks writers: lone surrogates (JSON's `\ud800` escape
+# gives one), control characters, spaces of every kind.
+TEXT = st.text() | st.text(st.characters(categories=["Cs", "Cc", "Zs", "Zl", "Ll"]))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | TEXT,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+    max_leaves=12,
+)
+LINES = st.one_of(
+    st.builds(lambda c: [Claude().prompt("", 1) | {"message": {"content": c}}], JSON),
+    st.builds(lambda t: [Claude().prompt(t, 1)], TEXT),
+    st.builds(
+        lambda name, args, text, side: Claude().tool(name, args, text, 2, side),
+        TEXT,
+        JSON,
+        TEXT,
+        st.booleans(),
+    ),
+    st.builds(
+        lambda t, s: [Claude().reply(t, 3, stop=s)], TEXT, st.sampled_from(["end_turn", None])
+    ),
+    st.builds(lambda p: [Codex.line("response_item", 4, p)], st.dictionaries(TEXT, JSON)),
+    st.builds(
+        lambda kind, p: [Codex.line("response_item", 5, {"type": kind, **p})],
+        st.sampled_from(["function_call", "function_call_output", "message", "web_search_call"]),
+        st.dictionaries(
+            st.sampled_from(["name", "arguments", "call_id", "output", "role", "content"]), JSON
+        ),
+    ),
+    st.builds(lambda m: Codex().prompt(m, 6), TEXT),
+    st.builds(lambda m: Codex().reply(m, 6), TEXT),
+    st.builds(lambda m: [Codex.line("compacted", 7, {"message": m})], JSON),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LINES, max_size=6), st.sampled_from([claude_code.HOST, codex.HOST]))
+def test_whatever_a_line_holds_every_record_written_is_one_memoryd_reads_whole(
+    groups: list[list[dict[str, Any]]], host: Host
+) -> None:
+    fold = Fold(host.name)
+    for line in (line for group in groups for line in group):
+        try:
+            events = host.events(line)
+        except Drift:
+            written = fold.damaged(1, "drift", at(0))
+        else:
+            written = [w for event in events for w in fold.feed(event, frozenset(), at(0))]
+        for _, record in written:
+            text = json.dumps(record, ensure_ascii=False)
+            assert len(text.encode("utf-8")) < MAX_LINE
+            assert parse_line(text).kind is not None
+
+
+def test_calls_never_answered_are_not_kept_for_ever_and_a_late_result_is_untrusted() -> None:
+    fold = Fold("claude-code")
+    for n in range(MAX_CALLS + 10):
+        fold.feed(Call(f"c{n}", "Read", {}, at(1)), frozenset(), at(1))
+    assert len(fold.calls) == MAX_CALLS
+    late = fold.feed(Result("c0", "file text", at(2)), frozenset(), at(2))
+    assert [(r["name"], r["untrusted"]) for _, r in late] == [("(unknown tool)", True)]
+    recent = Fold("claude-code")
+    recent.feed(Call("c1", "Read", {}, at(1)), frozenset(), at(1))
+    found = recent.feed(Result("c1", "file text", at(2)), frozenset(), at(2))
+    assert [(r["name"], r["untrusted"]) for _, r in found] == [("Read", False)]

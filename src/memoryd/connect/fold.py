@@ -37,6 +37,10 @@ CONNECTOR = "memoryd-connect"
 MAX_DEPTH = 16
 """The deepest a tool call's arguments are kept: a memoryd log line nests at most 64 deep."""
 
+MAX_CALLS = 256
+"""The most calls waiting for their result that are kept; the oldest goes first (its result,
+if it ever comes, is then of an unknown tool: untrusted)."""
+
 Record = dict[str, Any]
 Written = tuple[int, Record]
 """A record and the epoch whose log it goes to."""
@@ -148,6 +152,9 @@ class Fold:
             case Call(call_id, name, args, at):
                 shown = tool_name(name)
                 self.calls[call_id] = shown
+                if len(self.calls) > MAX_CALLS:
+                    # A call never answered (an interrupted turn) is not kept for ever.
+                    del self.calls[next(iter(self.calls))]
                 return self._flush("assistant") + self._record(
                     {
                         "type": "tool_call",

@@ -108,7 +108,8 @@ class Follower:
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConnectError(
                 f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
-                "the connector again (it reads every transcript again into new sessions)"
+                "the connector again (it reads every transcript again, writing each session's "
+                "log again from its start)"
             ) from None
 
     def _save(self) -> None:
