@@ -570,3 +570,57 @@ def test_the_backoff_grows_with_failures_in_a_row_and_ends_when_honcho_answers(
     fake.behave(WS, "fail", status=422, times=1)
     worker.send(start + 400)  # Honcho answered (a refusal): it is up again
     assert worker.state.backoff(worker.destination) == (0, 0.0)
+
+
+def user(text: str) -> dict[str, str]:
+    return {"type": "user", "text": text, "at": "2026-09-28T23:19:00Z"}
+
+
+COMPACTION = {"type": "compaction", "summary": "so far"}
+
+
+def test_an_unanswered_turn_is_sent_alone_once_a_later_user_record_ends_it(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    worker = make()
+    write_log(home, "s1", [user("never answered")])
+    worker.step()
+    assert keys(fake) == []  # its reply may still come
+    write_log(home, "s1", [user("second"), {"type": "final", "text": "two", "at": NOW_TEXT}])
+    worker.step()
+    worker.step()
+    assert keys(fake) == ["s1:1:user", "s1:2:user", "s1:2:reply"]
+    assert fake.messages(WS)[0]["content"] == "never answered"
+    assert worker.state.counts(time.time()).sent == 2
+
+
+def test_a_turn_cut_by_a_compaction_waits_for_its_reply_or_the_next_user(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    worker = make()
+    write_log(home, "s1", [user("a"), COMPACTION])
+    write_log(home, "s2", [user("b")])
+    write_log(home, "s2", [], epoch=1)  # a later epoch, nothing in it yet
+    worker.run_until(time.time() + 10)
+    assert keys(fake) == []
+    write_log(home, "s1", [{"type": "final", "text": "ra", "at": NOW_TEXT}])
+    write_log(home, "s2", [user("c")], epoch=1)
+    worker.run_until(time.time() + 10)
+    assert sorted(keys(fake)) == ["s1:1:reply", "s1:1:user", "s2:1:user"]
+    # The reply that came after the compaction made the turn whole: never sent twice.
+    write_log(home, "s1", [user("d")])
+    worker.run_until(time.time() + 10)
+    assert sorted(keys(fake)) == ["s1:1:reply", "s1:1:user", "s2:1:user"]
+
+
+def test_an_unanswered_turn_keeps_the_skip_rules(home: Home, fake: FakeHoncho, make: Make) -> None:
+    untrusted = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True}
+    write_log(
+        home,
+        "s1",
+        [user("my password is hunter2hunter2"), user("fine"), untrusted, user("late"), user("x")],
+    )
+    worker = make()
+    worker.run_until(time.time() + 10)
+    assert keys(fake) == ["s1:2:user"]
+    assert worker.state.counts(time.time()).skipped == {"secret": 1, "tainted": 1}

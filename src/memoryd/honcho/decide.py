@@ -1,9 +1,10 @@
 """Deciding a turn, pure: sent, or skipped with its reason, and the messages that carry it.
 
-SPEC section 8: a finished turn is skipped when its text or reply holds a secret (`secret`),
-when it was said in a tainted session (`tainted`), when its session is of class secret
-(`class`), or when a damaged log hides it (`log`, decided by the worker). Otherwise its two
-messages go to the agent's workspace, and also to the fleet's when the session is public.
+SPEC section 8: a turn that is over is skipped when its text or reply holds a secret
+(`secret`), when it was said in a tainted session (`tainted`), when its session is of class
+secret (`class`), or when a damaged log hides it (`log`, decided by the worker). Otherwise its
+two messages (one, the user's, for a turn over without a reply) go to the agent's workspace,
+and also to the fleet's when the session is public.
 """
 
 from __future__ import annotations
@@ -57,28 +58,29 @@ def message_key(session: str, turn: int, part: str) -> str:
 
 
 def decide(session: str, turn: Turn, data_class: DataClass, *, agent: str, owner: str) -> Decision:
-    """The decision for a finished turn of `session` (of class `data_class`)."""
-    if turn.reply is None:
-        raise ValueError("only a finished turn is decided")
-    if has_secret(turn.text) or has_secret(turn.reply):
+    """The decision for a turn of `session` (of class `data_class`) that is over: finished,
+    or without a reply that can still come."""
+    if has_secret(turn.text) or (turn.reply is not None and has_secret(turn.reply)):
         return Decision(turn.number, Skip.SECRET)
     if turn.tainted or turn.reply_tainted:
         return Decision(turn.number, Skip.TAINTED)
     if data_class is DataClass.SECRET:
         return Decision(turn.number, Skip.CLASS)
     speaker = honcho_id(turn.speaker or owner)
-    messages = (
+    messages: tuple[MessageIn, ...] = (
         MessageIn(
             speaker,
             turn.text,
             {"turn": turn.number, "key": message_key(session, turn.number, "user")},
             turn.at,
         ),
-        MessageIn(
+    )
+    if turn.reply is not None:
+        reply = MessageIn(
             honcho_id(agent),
             turn.reply,
             {"turn": turn.number, "key": message_key(session, turn.number, "reply")},
             turn.reply_at,
-        ),
-    )
+        )
+        messages = (*messages, reply)
     return Decision(turn.number, None, messages, fleet=data_class is DataClass.PUBLIC)

@@ -76,7 +76,9 @@ def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int
     """A session's closed turns (every epoch as one log), its class, and the number of the
     turn its first damage fell in (None when the log is whole). That turn is left out (it is
     not sent, for `log`); a damaged line is skipped and taints the turns after it, which are
-    not sent either (`tainted`). OSError when unreadable."""
+    not sent either (`tainted`). A turn over without its reply (a later `user`, a compaction, a
+    later epoch, a forgotten reply) is closed too, unfinished, unless its reply may still come
+    (nothing but a compaction or a new epoch followed it yet). OSError when unreadable."""
     progress = Progress()
     closed: list[Turn] = []
     hidden: int | None = None
@@ -105,7 +107,9 @@ def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int
                     damaged(DamagedLogError(path, line.number, str(e)))
         except DamagedLogError as e:
             damaged(e)
-    return [t for t in closed if t.number != hidden], progress.data_class, hidden
+    waiting = None if progress.pending is None else progress.pending.number
+    kept = [t for t in closed if t.number != hidden and (t.finished or t.number != waiting)]
+    return kept, progress.data_class, hidden
 
 
 class Worker:
@@ -163,8 +167,10 @@ class Worker:
         turns, data_class, hidden = read_turns(self.sessions, session)
         done = self.state.decided(session)
         decisions: list[tuple[int, str | None, list[tuple[str, str, dict[str, Any]]]]] = []
+        # A turn given without its reply at a compaction, then finished, is decided finished.
+        finished = {turn.number for turn in turns if turn.finished}
         for turn in turns:
-            if not turn.finished or turn.number in done:
+            if turn.number in done or (not turn.finished and turn.number in finished):
                 continue
             decision = decide(
                 session, turn, data_class, agent=self.target.agent, owner=self.target.owner
