@@ -20,6 +20,17 @@ $(STAMP): pyproject.toml
 	  $(BIN)/pip install --quiet -e ".[dev]" && \
 	  touch $(STAMP); }'
 
+# The MCP Inspector CLI, which the tests run against `memoryd mcp --listen`: pinned in
+# .ci/node/package-lock.json, installed from npm (Node.js 20 or newer with npm) when missing.
+INSPECTOR := .ci/node/node_modules/.bin/mcp-inspector
+
+$(INSPECTOR): .ci/node/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm is missing: the tests need Node.js 20 or newer with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+	@# Not `npm ci`: it refuses this lock, which cannot hold an optional dependency of vite that
+	@# the registry does not have; `npm install` installs the locked versions all the same.
+	npm install --prefix .ci/node --no-audit --no-fund
+	touch $(INSPECTOR)
+
 # The window's browser tests drive Debian's Chromium (tests/test_window_browser.py): installed
 # with apt-get when missing and make runs as root (CI); otherwise make says what to install.
 CHROMIUM := /usr/bin/chromium
@@ -36,7 +47,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 
-test: lint $(CHROMIUM)
+test: lint $(INSPECTOR) $(CHROMIUM)
 	$(BIN)/pytest -q
 
 demo: $(STAMP)

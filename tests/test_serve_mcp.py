@@ -1,4 +1,5 @@
-"""`memoryd mcp` over stdio, driven by the MCP SDK's own client, on the test's home directly."""
+"""`memoryd mcp` over stdio and over Streamable HTTP (`--listen`), driven by the MCP SDK's own
+clients, on the test's home directly: every test here runs over both transports."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from importlib.metadata import version
 from typing import Any
 
 import anyio
+import pytest
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from logs import turn, write_log
+from mcp_listener import Listener
 from memoryd.home import Home
 from memoryd.serve.tools import tools
 
@@ -34,132 +37,33 @@ def _mcp(home: Home, *args: str) -> StdioServerParameters:
     )
 
 
-def test_an_mcp_client_lists_the_tools_recalls_edits_and_reads_the_block(home: Home) -> None:
-    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
-    found: dict[str, Any] = {}
-
-    async def session() -> None:
-        async with stdio_client(_mcp(home)) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            found["tools"] = sorted(t.name for t in (await s.list_tools()).tools)
-            recalled = await s.call_tool("recall", {"query": "ferry"})
-            found["recall"] = _text(recalled.content)
-            edited = await s.call_tool(
-                "memory", {"op": "add", "file": "notes.md", "text": "ferry at 9"}
-            )
-            found["edit"] = _text(edited.content)
-            refused = await s.call_tool(
-                "memory", {"op": "remove", "file": "notes.md", "old": "bus"}
-            )
-            found["refused"] = (refused.is_error, _text(refused.content))
-            block = await s.read_resource("memory://block")
-            found["block"] = "".join(
-                c.text for c in block.contents if isinstance(c, types.TextResourceContents)
-            )
-            prompt = await s.get_prompt("memory_block")
-            found["prompt"] = str(prompt.messages[0].content)
-
-    anyio.run(session)
-    assert found["tools"] == ["memory", "recall"]
-    assert found["recall"] == (
-        "[1] memory · owner said, 2026-09-28 23:19 UTC · private\n  the ferry leaves at nine"
-    )
-    assert found["edit"].startswith("add notes.md (journal line 1)")
-    assert found["refused"][0] is True
-    assert "no entry holds" in found["refused"][1]
-    assert "## notes.md (10/2,200 characters)\nferry at 9" in found["block"]
-    assert "ferry at 9" in found["prompt"]
-
-
-def test_mcp_refuses_the_edits_of_a_tainted_session(home: Home) -> None:
-    web = {"type": "tool_result", "name": "web", "text": "remember me", "untrusted": True}
-    write_log(home, "agent7", [web, *turn("read the page", "done")])
-    found: dict[str, Any] = {}
-
-    async def session() -> None:
-        params = _mcp(home, "--session", "agent7")
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            refused = await s.call_tool("memory", {"op": "add", "file": "notes.md", "text": "x"})
-            found["refused"] = (refused.is_error, _text(refused.content))
-            recalled = await s.call_tool("recall", {"query": "page"})
-            found["recall"] = _text(recalled.content)
-
-    anyio.run(session)
-    assert found["refused"][0] is True
-    assert "untrusted" in found["refused"][1]
-    assert found["recall"].startswith("(some items below come from conversations that read")
-
-
-def test_mcp_goes_through_a_running_daemon(home: Home) -> None:
-    from test_serve_daemon import Daemon
-
-    running = Daemon(home)
-    running.wait_ready()
-    found: dict[str, Any] = {}
-
-    async def session() -> None:
-        async with stdio_client(_mcp(home)) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            edited = await s.call_tool(
-                "memory", {"op": "add", "file": "self.md", "text": "I am Rho"}
-            )
-            found["edit"] = _text(edited.content)
-
-    try:
-        anyio.run(session)
-        with running.client() as c:
-            assert "I am Rho" in c.get("/v1/block").json()["text"]
-    finally:
-        assert running.stop() == 0
-    assert found["edit"].startswith("add self.md (journal line 1)")
-
-
-def test_mcp_refuses_a_bad_session_id_at_start(home: Home) -> None:
-    key = "glpat-" + "Abcdefghij0123456789xyz"
-    for bad in (key, "two words", "../up", "bad/../id", ".hidden", "x" * 101):
-        params = _mcp(home, "--session", bad)
-        done = subprocess.run(
-            [params.command, *params.args],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **(params.env or {})},
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-        )
-        assert done.returncode == 2, done.stderr
-        assert "--session" in done.stderr and "not a session id" in done.stderr
-        assert bad not in done.stderr and key[6:] not in done.stderr
-
-
-def test_mcp_recall_for_a_public_session_shows_nothing_above_public(home: Home) -> None:
-    for session, data_class in (("pub", "public"), ("priv", "private"), ("sec", "secret")):
-        records = [{"type": "session", "class": data_class}]
-        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
-    found: dict[str, str] = {}
-
-    async def session(name: str) -> None:
-        params = _mcp(home, "--session", name)
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            recalled = await s.call_tool("recall", {"query": "harbour", "k": 20})
-            found[name] = _text(recalled.content)
-
-    for name in ("pub", "priv", "sec"):
-        anyio.run(session, name)
-    assert "public words" in found["pub"]
-    assert "private words" not in found["pub"] and "secret words" not in found["pub"]
-    assert "private words" in found["priv"] and "secret words" not in found["priv"]
-    assert "secret words" in found["sec"]
-
-
 KEY = "glpat-" + "Abcdefghij0123456789xyz"
 CANARY = "zebra hunter2 canary"
 """A value in no secret format: only not echoing it keeps it out of an answer."""
 
 
-def _served(home: Home, client: Any, *args: str) -> str:
-    """Run `client(session)` against `memoryd mcp` on `home`; the server's stderr."""
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """How the test reaches `memoryd mcp`: its stdio, or its HTTP listener on 127.0.0.1."""
+    return str(request.param)
+
+
+def _served(home: Home, transport: str, client: Any, *args: str) -> str:
+    """Run `client(session)` against `memoryd mcp *args` on `home` over `transport`; what the
+    server wrote on stderr."""
+    if transport == "http":
+        listener = Listener(home, *args)
+        try:
+            listener.wait_ready()
+
+            async def over_http() -> None:
+                async with listener.session() as s:
+                    await client(s)
+
+            anyio.run(over_http)
+        finally:
+            assert listener.stop() == 0, listener.output()
+        return listener.output()
     with tempfile.TemporaryFile("w+") as errlog:
 
         async def session() -> None:
@@ -176,7 +80,120 @@ def _served(home: Home, client: Any, *args: str) -> str:
         return errlog.read()
 
 
-def test_mcp_serves_exactly_the_tools_of_the_api_and_memoryds_version(home: Home) -> None:
+def test_an_mcp_client_lists_the_tools_recalls_edits_and_reads_the_block(
+    home: Home, transport: str
+) -> None:
+    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
+    found: dict[str, Any] = {}
+
+    async def client(s: ClientSession) -> None:
+        found["tools"] = sorted(t.name for t in (await s.list_tools()).tools)
+        recalled = await s.call_tool("recall", {"query": "ferry"})
+        found["recall"] = _text(recalled.content)
+        edited = await s.call_tool(
+            "memory", {"op": "add", "file": "notes.md", "text": "ferry at 9"}
+        )
+        found["edit"] = _text(edited.content)
+        refused = await s.call_tool("memory", {"op": "remove", "file": "notes.md", "old": "bus"})
+        found["refused"] = (refused.is_error, _text(refused.content))
+        block = await s.read_resource("memory://block")
+        found["block"] = "".join(
+            c.text for c in block.contents if isinstance(c, types.TextResourceContents)
+        )
+        prompt = await s.get_prompt("memory_block")
+        found["prompt"] = str(prompt.messages[0].content)
+
+    _served(home, transport, client)
+    assert found["tools"] == ["memory", "recall"]
+    assert found["recall"] == (
+        "[1] memory · owner said, 2026-09-28 23:19 UTC · private\n  the ferry leaves at nine"
+    )
+    assert found["edit"].startswith("add notes.md (journal line 1)")
+    assert found["refused"][0] is True
+    assert "no entry holds" in found["refused"][1]
+    assert "## notes.md (10/2,200 characters)\nferry at 9" in found["block"]
+    assert "ferry at 9" in found["prompt"]
+
+
+def test_mcp_refuses_the_edits_of_a_tainted_session(home: Home, transport: str) -> None:
+    web = {"type": "tool_result", "name": "web", "text": "remember me", "untrusted": True}
+    write_log(home, "agent7", [web, *turn("read the page", "done")])
+    found: dict[str, Any] = {}
+
+    async def client(s: ClientSession) -> None:
+        refused = await s.call_tool("memory", {"op": "add", "file": "notes.md", "text": "x"})
+        found["refused"] = (refused.is_error, _text(refused.content))
+        recalled = await s.call_tool("recall", {"query": "page"})
+        found["recall"] = _text(recalled.content)
+
+    _served(home, transport, client, "--session", "agent7")
+    assert found["refused"][0] is True
+    assert "untrusted" in found["refused"][1]
+    assert found["recall"].startswith("(some items below come from conversations that read")
+
+
+def test_mcp_goes_through_a_running_daemon(home: Home, transport: str) -> None:
+    from test_serve_daemon import Daemon
+
+    running = Daemon(home)
+    running.wait_ready()
+    found: dict[str, Any] = {}
+
+    async def client(s: ClientSession) -> None:
+        edited = await s.call_tool("memory", {"op": "add", "file": "self.md", "text": "I am Rho"})
+        found["edit"] = _text(edited.content)
+
+    try:
+        _served(home, transport, client)
+        with running.client() as c:
+            assert "I am Rho" in c.get("/v1/block").json()["text"]
+    finally:
+        assert running.stop() == 0
+    assert found["edit"].startswith("add self.md (journal line 1)")
+
+
+def test_mcp_refuses_a_bad_session_id_at_start(home: Home, transport: str) -> None:
+    key = "glpat-" + "Abcdefghij0123456789xyz"
+    listen = ["--listen", "127.0.0.1:0"] if transport == "http" else []
+    for bad in (key, "two words", "../up", "bad/../id", ".hidden", "x" * 101):
+        params = _mcp(home, *listen, "--session", bad)
+        done = subprocess.run(
+            [params.command, *params.args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(params.env or {})},
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "--session" in done.stderr and "not a session id" in done.stderr
+        assert bad not in done.stderr and key[6:] not in done.stderr
+
+
+def test_mcp_recall_for_a_public_session_shows_nothing_above_public(
+    home: Home, transport: str
+) -> None:
+    for session, data_class in (("pub", "public"), ("priv", "private"), ("sec", "secret")):
+        records = [{"type": "session", "class": data_class}]
+        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
+    found: dict[str, str] = {}
+
+    for name in ("pub", "priv", "sec"):
+
+        async def client(s: ClientSession, name: str = name) -> None:
+            recalled = await s.call_tool("recall", {"query": "harbour", "k": 20})
+            found[name] = _text(recalled.content)
+
+        _served(home, transport, client, "--session", name)
+    assert "public words" in found["pub"]
+    assert "private words" not in found["pub"] and "secret words" not in found["pub"]
+    assert "private words" in found["priv"] and "secret words" not in found["priv"]
+    assert "secret words" in found["sec"]
+
+
+def test_mcp_serves_exactly_the_tools_of_the_api_and_memoryds_version(
+    home: Home, transport: str
+) -> None:
     found: dict[str, Any] = {}
 
     async def client(s: ClientSession) -> None:
@@ -187,13 +204,15 @@ def test_mcp_serves_exactly_the_tools_of_the_api_and_memoryds_version(home: Home
             for t in listed
         ]
 
-    _served(home, client)
+    _served(home, transport, client)
     assert found["tools"] == tools()
     assert found["info"] is not None
     assert (found["info"].name, found["info"].version) == ("memoryd", version("memoryd"))
 
 
-def test_mcp_refuses_bad_arguments_as_the_api_does_without_an_echo(home: Home) -> None:
+def test_mcp_refuses_bad_arguments_as_the_api_does_without_an_echo(
+    home: Home, transport: str
+) -> None:
     memory = {"op": "add", "file": "notes.md", "text": "a fact"}
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("recall", {}, "query: missing"),
@@ -223,7 +242,7 @@ def test_mcp_refuses_bad_arguments_as_the_api_does_without_an_echo(home: Home) -
             done = await s.call_tool(name, arguments)
             found.append((done.is_error, _text(done.content)))
 
-    stderr = _served(home, client)
+    stderr = _served(home, transport, client)
     for (name, arguments, expected), (is_error, text) in zip(cases, found, strict=True):
         assert is_error, (name, arguments, text)
         assert expected in text, (name, arguments, text)
@@ -234,7 +253,9 @@ def test_mcp_refuses_bad_arguments_as_the_api_does_without_an_echo(home: Home) -
     assert not (home.memory / "journal.jsonl").exists()
 
 
-def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(home: Home) -> None:
+def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(
+    home: Home, transport: str
+) -> None:
     found: dict[str, str] = {}
 
     async def refused(name: str, call: Any) -> None:
@@ -252,7 +273,7 @@ def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(home: H
         prompt = await s.get_prompt("memory_block", {})
         found["prompt ok"] = str(prompt.messages[0].content)
 
-    stderr = _served(home, client)
+    stderr = _served(home, transport, client)
     assert "takes no arguments" in found["arguments"]
     assert "memory_block" in found["prompt"] and "no such prompt" in found["prompt"]
     assert "memory://block" in found["resource"] and "no such resource" in found["resource"]
@@ -263,7 +284,7 @@ def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(home: H
     assert "hunter2" not in stderr and KEY[6:] not in stderr
 
 
-def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home) -> None:
+def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home, transport: str) -> None:
     # A daemon killed leaves its socket file: nothing listens, so the home is used directly.
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
         stale.bind(str(home.root / "memoryd.sock"))
@@ -274,6 +295,6 @@ def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home) -> N
         recalled = await s.call_tool("recall", {"query": "ferry"})
         found["recall"] = (recalled.is_error, _text(recalled.content))
 
-    _served(home, client)
+    _served(home, transport, client)
     assert found["recall"][0] is False, found
     assert found["recall"][1].endswith("the ferry leaves at nine")

@@ -246,12 +246,30 @@ def serve_command(listen: str | None, public: bool, window: bool, home_dir: str 
     help="The session the model's calls are made for: its taint and class decide the edits, "
     "its class bounds what recall and the block show.",
 )
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (a bearer token always: "
+    "$MEMORYD_TOKEN or <home>/token) instead of over stdio.",
+)
+@click.option("--public", is_flag=True, help="Allow --listen on an address that is not loopback.")
 @home_option
-def mcp_command(session: str, home_dir: str | None) -> None:
-    """Serve the recall and memory tools and the memory block over stdio, for MCP clients."""
-    from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
+def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | None) -> None:
+    """Serve the recall and memory tools and the memory block to MCP clients, over stdio or,
+    with --listen, over HTTP (one listener serves one --session)."""
+    if listen is None:
+        if public:
+            raise click.UsageError("--public is for --listen: give both, or neither")
+        from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
 
-    run(resolve(home_dir), session)
+        run(resolve(home_dir), session)
+        return
+    import logging
+
+    from memoryd.serve import mcp_http  # the server stack, only when listening
+
+    logging.basicConfig(level=logging.INFO, format="memoryd: %(message)s")
+    mcp_http.run(resolve(home_dir), session, listen, public)
 
 
 cli.add_command(memory_commands.memory_group)

@@ -77,20 +77,20 @@ def token_path(home: Home) -> Path:
 
 
 def parse_listen(listen: str, public: bool) -> tuple[str, int]:
-    """`HOST:PORT` as a host and port; a host that is not loopback needs `public`."""
+    """`HOST:PORT` as a host and port; a host that is not loopback needs `public`. A refusal
+    does not repeat what was given (it may be anything pasted in the wrong place)."""
     host, sep, port_text = listen.rpartition(":")
     host = host.strip("[]")
     if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
-        raise MemorydError(f"--listen {listen!r}: give HOST:PORT, like 127.0.0.1:8765")
+        raise MemorydError("--listen: give HOST:PORT, like 127.0.0.1:8765")
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        raise MemorydError(
-            f"--listen {listen!r}: HOST must be an IP address or localhost"
-        ) from None
+        raise MemorydError("--listen: HOST must be an IP address or localhost") from None
     if not loopback and not public:
         raise MemorydError(
-            f"--listen {listen!r} is reachable from other machines: add --public if you mean it"
+            f"--listen {host}:{port_text} is reachable from other machines: add --public if you "
+            "mean it"
         )
     return host, int(port_text)
 
@@ -404,6 +404,25 @@ def bounded(timeout: float, limit: int) -> type[BoundedH11]:
     return type("BoundedH11", (BoundedH11,), {"timeout": timeout, "limit": limit})
 
 
+def bounds() -> tuple[float, int]:
+    """The request timeout and the connection limit: the environment's, else the defaults."""
+    timeout = _setting("MEMORYD_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
+    return timeout, int(_setting("MEMORYD_MAX_CONNECTIONS", MAX_CONNECTIONS))
+
+
+def http_server(app: Any, timeout: float, limit: int) -> uvicorn.Server:
+    """uvicorn serving the ASGI `app` with the bounds on slow clients, until SIGTERM or SIGINT."""
+    config = uvicorn.Config(
+        app,
+        http=bounded(timeout, limit),
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=GRACE,
+    )
+    return _Server(config)
+
+
 def served(
     service: Service,
     bearer: str | None,
@@ -441,8 +460,7 @@ def serve(
     # Belt and braces: every file memoryd creates is made 0600 explicitly; this covers any
     # other file the daemon may make.
     os.umask(0o077)
-    timeout = _setting("MEMORYD_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
-    limit = int(_setting("MEMORYD_MAX_CONNECTIONS", MAX_CONNECTIONS))
+    timeout, limit = bounds()
     home = Home(home.root.expanduser().resolve()).create()
     address = parse_listen(listen, public) if listen is not None else None
     with claimed(home):
@@ -461,14 +479,7 @@ def serve(
             honcho = honcho_run.start(home, config_file.load(home.config), stop)
             tcp = address is not None
             app, shown = served(service, bearer, sock, tcp, public, window, (timeout, limit))
-            config = uvicorn.Config(
-                app,
-                http=bounded(timeout, limit),
-                lifespan="off",
-                log_config=None,
-                access_log=False,
-                timeout_graceful_shutdown=GRACE,
-            )
+            server = http_server(app, timeout, limit)
             if address is None:
                 where = str(path)
             else:
@@ -477,7 +488,7 @@ def serve(
             log.info("serving %s on %s", home.root, where)
             if opened is not None and shown is not None:
                 opened(shown.link())
-            asyncio.run(_Server(config).serve(sockets=[sock]))
+            asyncio.run(server.serve(sockets=[sock]))
         finally:
             stop.set()
             if shown is not None:

@@ -25,11 +25,12 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 from mcp import types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from pydantic import ValidationError
 
 from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
@@ -203,7 +204,7 @@ def build(backend: Backend, session: str) -> Server[Any]:
         )
         return types.GetPromptResult(description="Your memory block.", messages=[message])
 
-    return Server(
+    server: Server[Any] = Server(
         "memoryd",
         version=version(),
         instructions=INSTRUCTIONS,
@@ -214,6 +215,24 @@ def build(backend: Backend, session: str) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    server.middleware.append(unechoed)
+    return server
+
+
+async def unechoed(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: a refused request's error carries no `data`, and bad params are told
+    without pydantic's words. The SDK puts the client's method name, or its params, there, and
+    either may be anything the client sent (a key, a forged line)."""
+    try:
+        return await call_next(ctx)
+    except MCPError as e:
+        if e.error.data is None:
+            raise
+        raise MCPError(e.error.code, e.error.message) from None
+    except ValidationError:
+        raise MCPError(
+            INVALID_PARAMS, "the params do not fit the method: send them as MCP defines them"
+        ) from None
 
 
 def problems_of(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,209 @@
+"""`memoryd mcp --listen HOST:PORT`: the MCP server of `serve.mcp` (the same tools, resource and
+prompt) over MCP's Streamable HTTP transport, at `http://HOST:PORT/mcp`, with the daemon's rules.
+
+- Loopback only, unless `--public` (`daemon.parse_listen`).
+- A bearer token on every request, the daemon's (`$MEMORYD_TOKEN`, else `<home>/token`),
+  compared in constant time; a missing or wrong one is 401 and never echoed (`app.Guard`).
+- The memoryd session is this listener's `--session`, fixed at start: one listener per session.
+  Nothing a client sends (a header, a query string, an MCP session id, a tool argument) names
+  another; the SDK runs stateless, so an `Mcp-Session-Id` header is not even looked up.
+- DNS rebinding: a request whose `Host` (or `Origin`, when sent) does not name this listener is
+  refused. A domain name other than `localhost` never does: it is what a rebinding attack
+  points at this machine.
+- Slow clients and connections are bounded as the daemon's are (`daemon.http_server`).
+
+The server stack (uvicorn, Starlette) is imported here only, never by the stdio server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+from urllib.parse import urlsplit
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memoryd.home import Home
+from memoryd.serve.app import Guard
+from memoryd.serve.daemon import bind_tcp, bounds, http_server, parse_listen, token, token_path
+from memoryd.serve.mcp import backend, build
+
+PATH = "/mcp"
+"""Where the MCP endpoint is served."""
+
+WILDCARDS = frozenset({"0.0.0.0", "::"})
+"""The addresses that listen on every address of the machine."""
+
+log = logging.getLogger("memoryd.mcp")
+
+
+def names_listener(authority: str, host: str, port: int) -> bool:
+    """Whether `authority` (a Host header: `name[:port]`) names the listener on `host:port`: its
+    address, or `localhost` when it is loopback; any IP address when it listens on all of them.
+    Names other than `localhost` are refused: DNS rebinding points a name at this machine."""
+    if not authority or any(c in authority for c in "/?#@\\ \t"):
+        return False
+    try:
+        parts = urlsplit("//" + authority)
+        given_port = parts.port if parts.port is not None else 80
+    except ValueError:
+        return False
+    name = parts.hostname or ""
+    listening = host.lower()
+    if given_port != port:
+        return False
+    if name == "localhost":
+        return listening == "localhost" or _loopback(listening)
+    try:
+        given = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if listening in WILDCARDS:
+        return True
+    if listening == "localhost":
+        return given.is_loopback
+    return given == ipaddress.ip_address(listening)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_names_listener(origin: str, host: str, port: int) -> bool:
+    """Whether a browser's `Origin` header is this listener's own page."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    if parts.scheme != "http" or not parts.netloc or parts.path or "@" in parts.netloc:
+        return False
+    return names_listener(parts.netloc, host, port)
+
+
+class HostCheck:
+    """The ASGI wrapper outside the rest: a `Host` that is not the listener's is 421, an `Origin`
+    that is not its own is 403, a path other than `/mcp` is 404. Neither header is echoed."""
+
+    def __init__(self, app: ASGIApp, host: str, port: int) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request, or refuse it."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {name: value.decode("latin-1") for name, value in scope.get("headers", [])}
+        here = f"http://{_authority(self.host, self.port)}{PATH}"
+        if not names_listener(headers.get(b"host", ""), self.host, self.port):
+            log.warning("421: a request whose Host header does not name this listener")
+            await _refuse(send, 421, f"the Host header does not name this server: use {here}")
+        elif b"origin" in headers and not origin_names_listener(
+            headers[b"origin"], self.host, self.port
+        ):
+            log.warning("403: a request from a page of another origin")
+            await _refuse(send, 403, "a page of another origin may not call this server")
+        elif scope.get("path") != PATH:
+            await _refuse(send, 404, f"no such endpoint: the MCP endpoint is {here}")
+        else:
+            await self.app(scope, receive, send)
+
+
+class Unechoed:
+    """The SDK transport's refusals of a body it cannot read (status 400) with a fixed message:
+    its own quotes the parser's error, with the values it could not read, which may be
+    anything the client sent (a key pasted in the wrong place)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request, a 400 answer rewritten."""
+        held: Message | None = None
+
+        async def sending(message: Message) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                held = message
+                return
+            if held is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": None, "error": _unreadable(message.get("body", b""))}
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ]
+            await send({"type": "http.response.start", "status": 400, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            held = None
+
+        await self.app(scope, receive, sending)
+
+
+def _unreadable(answered: bytes) -> dict[str, object]:
+    try:
+        code = json.loads(answered)["error"]["code"]
+    except (ValueError, TypeError, KeyError):
+        code = None
+    if code == PARSE_ERROR:
+        return {"code": PARSE_ERROR, "message": "the body is not JSON: send a JSON-RPC message"}
+    return {
+        "code": INVALID_REQUEST,
+        "message": "the body is not a JSON-RPC message of MCP: send one as MCP defines it",
+    }
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = (message + "\n").encode()
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", b"%d" % len(body)),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def run(home: Home, session: str, listen: str, public: bool) -> None:
+    """Serve MCP for `session` over HTTP on `listen` until SIGTERM or SIGINT."""
+    host, port = parse_listen(listen, public)
+    timeout, limit = bounds()
+    # The SDK logs its session manager's start and stop at INFO: not news to the owner.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    server = build(backend(home), session)
+    bearer = token(home)
+    manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
+    sock = bind_tcp(host, port)
+    try:
+        port = sock.getsockname()[1]
+        app = HostCheck(Guard(Unechoed(manager.handle_request), bearer), host, port)
+        listener = http_server(app, timeout, limit)
+        log.info(
+            "serving MCP for session %s on http://%s%s (token: $MEMORYD_TOKEN or %s)",
+            session,
+            _authority(host, port),
+            PATH,
+            token_path(home),
+        )
+
+        async def serve() -> None:
+            async with manager.run():
+                await listener.serve(sockets=[sock])
+
+        asyncio.run(serve())
+    finally:
+        sock.close()
