@@ -313,7 +313,7 @@ def test_a_truncated_last_line_waits_until_it_is_whole(home: Home, tmp_path: Pat
     with path.open("a") as f:
         f.write(last[:40])
     done = connect(home, claude_code.HOST, tmp_path)
-    assert done.damage == []
+    assert done.problems == []
     assert kinds(log(home, CC_SESSION)) == ["session", "user"]
     with path.open("a") as f:
         f.write(last[40:] + "\n")
@@ -725,3 +725,25 @@ def test_calls_never_answered_are_not_kept_for_ever_and_a_late_result_is_untrust
     recent.feed(Call("c1", "Read", {}, at(1)), frozenset(), at(1))
     found = recent.feed(Result("c1", "file text", at(2)), frozenset(), at(2))
     assert [(r["name"], r["untrusted"]) for _, r in found] == [("Read", False)]
+
+
+def test_a_write_that_fails_moves_nothing_and_the_next_pass_writes_it_once(
+    home: Home, tmp_path: Path
+) -> None:
+    c = Claude()
+    write(cc_path(tmp_path), plain_claude(c))
+    (home.sessions / CC_SESSION).write_text("a file where the session's folder goes")
+    follower = Follower(home, claude_code.HOST, tmp_path, frozenset())
+    with follower.locked():
+        failed = follower.once()
+        assert failed.records == 0 and "Not a directory" in " ".join(failed.problems)
+        (home.sessions / CC_SESSION).unlink()
+        follower.once()  # the same follower, as --follow runs it
+    assert [r["type"] for r in log(home, CC_SESSION)] == [
+        "session",
+        "user",
+        "assistant",
+        "tool_call",
+        "tool_result",
+        "final",
+    ]

@@ -27,7 +27,7 @@ def connect_group() -> None:
 
 
 def _report(host: Host, done: Pass, quiet: bool) -> None:
-    for problem in done.damage:
+    for problem in done.problems:
         click.echo(f"memoryd: warning: {problem}", err=True)
     if not quiet:
         click.echo(
@@ -68,7 +68,7 @@ def _run(
             signal.signal(sig, lambda *_: stop.set())
         while not stop.is_set():
             done = follower.once()
-            if done.records or done.damage:
+            if done.records or done.problems:
                 _report(host, done, quiet)
             stop.wait(interval)
 

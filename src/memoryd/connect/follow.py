@@ -72,7 +72,9 @@ class Pass:
     read: int = 0
     prompts: int = 0
     records: int = 0
-    damage: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Damaged lines, and transcripts or logs that could not be read or written (each tried
+    again on the next pass)."""
 
 
 def _key(path: Path) -> str:
@@ -140,7 +142,7 @@ class Follower:
             try:
                 self._transcript(path, done)
             except OSError as e:
-                done.damage.append(f"{shown(path)}: {disk_problem(e)}")
+                done.problems.append(f"{shown(path)}: {disk_problem(e)}")
         return done
 
     def _transcript(self, path: Path, done: Pass) -> None:
@@ -176,16 +178,20 @@ class Follower:
     def _forget(self, session: str) -> None:
         # A session read again from its transcript's start is written again whole.
         folder = self.home.sessions / session
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             for name in os.listdir(folder):
                 if name.endswith(".jsonl"):
                     (folder / name).unlink()
 
     def _read(self, file: _File, path: Path, position: Position, done: Pass) -> None:
+        # The position moves only once what was read is written (`_write`): a write that fails
+        # leaves it where it was, and the next pass reads those lines again.
         fold = Fold.from_json(position.fold)
         written: list[Written] = []
+        number = position.line
+        reached = (position.offset, number)
         for count, (raw, end) in enumerate(file.lines(position.offset, file.stat.st_size), 1):
-            position.line += 1
+            number += 1
             now = _now()
             problem = None
             if raw is None:
@@ -204,16 +210,16 @@ class Follower:
                 except (KeyError, TypeError, AttributeError):
                     problem = "its fields are not as documented"
             if problem is not None:
-                written += fold.damaged(position.line, problem, now)
-                done.damage.append(
-                    f"{shown(path)}: line {position.line}: {problem}; the rest of session "
+                written += fold.damaged(number, problem, now)
+                done.problems.append(
+                    f"{shown(path)}: line {number}: {problem}; the rest of session "
                     f"{position.session} is tainted"
                 )
-            position.offset = end
+            reached = (end, number)
             if count % _FLUSH == 0:
-                self._write(position, fold, written, done)
+                self._write(position, fold, written, reached, done)
                 written = []
-        self._write(position, fold, written, done)
+        self._write(position, fold, written, reached, done)
 
     def _events(self, raw: bytes, fold: Fold, now: str, path: Path) -> list[Written]:
         line = _parse(raw)
@@ -233,9 +239,17 @@ class Follower:
             written += fold.feed(event, self.also, now)
         return written
 
-    def _write(self, position: Position, fold: Fold, written: list[Written], done: Pass) -> None:
-        """Append the records to the session's logs, then keep the position (a crash between
-        the two is undone by cutting the log back to the kept size)."""
+    def _write(
+        self,
+        position: Position,
+        fold: Fold,
+        written: list[Written],
+        reached: tuple[int, int],
+        done: Pass,
+    ) -> None:
+        """Append the records to the session's logs, then move the position to `reached`
+        (byte offset, line) and keep it (a crash between the two is undone by cutting the log
+        back to the kept size)."""
         session = position.session
         if fold.tainted and not position.marked:
             self._mark(session)
@@ -252,6 +266,7 @@ class Follower:
         done.records += len(written)
         done.prompts += sum(1 for _, r in written if r["type"] == "user")
         position.log_size = size
+        position.offset, position.line = reached
         position.fold = fold.to_json()
         self._save()
 
