@@ -747,3 +747,18 @@ def test_a_write_that_fails_moves_nothing_and_the_next_pass_writes_it_once(
         "tool_result",
         "final",
     ]
+
+
+def test_install_writes_through_a_linked_settings_file_and_keeps_the_link(
+    home: Home, me: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dotfiles = me / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"theme": "light"}')
+    (me / ".claude").mkdir()
+    (me / ".claude" / "settings.json").symlink_to(dotfiles)
+    code, out, err = run(capsys, "connect", "claude-code", "--install")
+    assert code == 0, err
+    assert (me / ".claude" / "settings.json").is_symlink()
+    assert "SessionStart" in json.loads(dotfiles.read_text())["hooks"]
+    assert f"to undo: mv {dotfiles}.memoryd-backup-" in out

@@ -205,7 +205,10 @@ def _toml_file(path: Path, home: Path) -> str:
 
 
 def _write(path: Path, before: bytes | None, content: bytes) -> str:
-    """Replace `path` with `content`, keeping a backup of what it held; the way back."""
+    """Replace `path` with `content`, keeping a backup of what it held; the way back. A
+    settings file that is a link (kept in a dotfiles folder) is written where it points, so
+    the link stays."""
+    path = path.resolve() if path.is_symlink() else path
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     backup = path.with_name(f"{path.name}.memoryd-backup-{stamp}")
     temp = path.with_name(f".{path.name}.memoryd-tmp")
