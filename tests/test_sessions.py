@@ -71,6 +71,7 @@ VALID: dict[Kind, dict[str, Any]] = {
     Kind.TOOL_RESULT: tool_result(True),
     Kind.FINAL: final("bye"),
     Kind.COMPACTION: COMPACTION,
+    Kind.FORGOTTEN: {"type": "forgotten", "key": "s1:1:user"},
 }
 
 # The string fields each type must have (the `_REQUIRED` table of sessions.py).

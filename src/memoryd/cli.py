@@ -23,6 +23,7 @@ from memoryd.errors import (
     NoSpaceError,
     disk_problem,
 )
+from memoryd.forget.commands import forget_command, forgotten_line
 from memoryd.home import Home, resolve
 from memoryd.honcho import commands as honcho_commands
 from memoryd.honcho import run as honcho_run
@@ -209,6 +210,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     click.echo(f"links     {len(linked) or 'none'}{' (not followed)' if linked else ''}")
     for link in linked:
         click.echo(f"  {link}")
+    click.echo(f"forgotten {forgotten_line(status['forgotten'])}")
     for line in honcho_run.status_lines(status["honcho"]):
         click.echo(line)
 
@@ -273,6 +275,7 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
 
 
 cli.add_command(memory_commands.memory_group)
+cli.add_command(forget_command)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
 cli.add_command(honcho_commands.sync_command)

@@ -18,6 +18,7 @@ Every error says what went wrong and what the person reading it should do next::
     ├── NoSpaceError              the device is full: nothing was written (CLI exit status 75)
     ├── LockError                 another writer held the home's lock too long
     ├── RecordError               a record sent to the daemon to append is not a valid record
+    ├── ForgetError               a forget names nothing there is, or is not the owner's
     ├── DaemonError               the daemon refused a request or cannot be reached (client)
     ├── ConnectError              a host's transcripts or settings cannot be read or written
     └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
@@ -138,6 +139,11 @@ class ConnectError(MemorydError):
 
 class LockError(MemorydError):
     """Another writer held the home's lock for longer than the timeout."""
+
+
+class ForgetError(MemorydError):
+    """A forget is refused: a key that is not one or names nothing, or a caller that is not the
+    owner."""
 
 
 class RecordError(MemorydError):

@@ -29,6 +29,7 @@ class Kind(enum.StrEnum):
     TOOL_RESULT = "tool_result"
     FINAL = "final"
     COMPACTION = "compaction"
+    FORGOTTEN = "forgotten"
 
 
 # The fields each type must have, all strings; `at` is required where memoryd shows the time.
@@ -40,6 +41,7 @@ _REQUIRED: dict[Kind, tuple[str, ...]] = {
     Kind.TOOL_RESULT: ("name", "text"),
     Kind.FINAL: ("text", "at"),
     Kind.COMPACTION: ("summary",),
+    Kind.FORGOTTEN: (),
 }
 
 
@@ -163,7 +165,25 @@ def parse_line(line: str) -> Record:
         raise ValueError('"speaker" must be a string')
     if kind is Kind.TOOL_RESULT and not isinstance(data.get("untrusted", False), bool):
         raise ValueError('"untrusted" must be true or false')
+    if kind is Kind.FORGOTTEN and not isinstance(data.get("key", ""), str):
+        raise ValueError('"key" must be a string')
     return Record(kind, data)
+
+
+class Role(enum.StrEnum):
+    """What a forgotten record stood for in its turn (the end of its `key`): a `user` record
+    (its turn still counts, and is gone), a `final` (the turn is over, without a reply), or any
+    other record."""
+
+    USER = "user"
+    REPLY = "reply"
+    OTHER = "other"
+
+
+def role(record: Record) -> Role:
+    """The role of a `forgotten` record, from the last part of its key."""
+    part = str(record.data.get("key", "")).rpartition(":")[2]
+    return Role(part) if part in (Role.USER, Role.REPLY) else Role.OTHER
 
 
 @dataclass(frozen=True)
@@ -254,9 +274,25 @@ class Progress:
                     self.pending = None
             case Kind.COMPACTION:
                 closed.extend(self.new_epoch())
+            case Kind.FORGOTTEN:
+                closed.extend(self._forgotten(role(record)))
             case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.TOOL_RESULT:
                 pass
         return closed
+
+    def _forgotten(self, was: Role) -> list[Turn]:
+        # A forgotten user record still counts (the later turns keep their numbers) and its turn
+        # is gone; a forgotten final ends its turn as the user's text alone.
+        pending = self.pending
+        match was:
+            case Role.USER:
+                self.turns += 1
+                self.pending = None
+            case Role.REPLY:
+                self.pending = None
+            case Role.OTHER:
+                return []
+        return [pending] if pending is not None and not pending.given else []
 
     def new_epoch(self) -> list[Turn]:
         """A compaction or a later epoch: the turn waiting for its `final` is over, so its

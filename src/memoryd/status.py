@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd import config as config_file
+from memoryd.forget import record
 from memoryd.home import Home, shown_links
 from memoryd.honcho import run as honcho_run
 from memoryd.index import LogState
 
 
 def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, Any]:
-    """The home's sessions, turns, items, index size, damaged logs, links not followed and
-    Honcho sync, from the index's read states and item count."""
+    """The home's sessions, turns, items, index size, damaged logs, links not followed, what
+    was forgotten and Honcho sync, from the index's read states and item count."""
     size = sum(
         p.stat().st_size
         for p in (home.index, home.index.with_name(home.index.name + "-wal"))
@@ -26,5 +27,6 @@ def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, An
         "index_bytes": size,
         "damaged": {s.session: s.damage for s in states.values() if s.damage},
         "links": shown_links(home),
+        "forgotten": record.summary(home.memory),
         "honcho": honcho_run.status(home, config_file.load(home.config).honcho is not None),
     }

@@ -16,6 +16,7 @@ import click
 
 from memoryd import config as config_file
 from memoryd.errors import CheckError, JournalError, LockError, MemorydError
+from memoryd.forget.record import begun
 from memoryd.home import Home, resolve
 from memoryd.index import Index
 from memoryd.indexer import SESSION_RULE, Names, catch_up_session, is_session_id
@@ -34,9 +35,17 @@ LOG_DEFAULT = 20
 
 
 def open_memory(home: Home) -> Memory:
-    """The home's memory files as the config names them."""
+    """The home's memory files as the config names them, once a forget a crash cut short is
+    carried out (every command opens the memory first: docs/forget.md)."""
     config = config_file.load(home.config)
-    return Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+    memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+    if begun(home.memory) is not None:
+        from memoryd.forget.run import Place, resume
+
+        with Index(home.index, _warn) as index:
+            names = Names(config.agent, config.owner)
+            resume(Place(home, memory, names, lambda: index))
+    return memory
 
 
 def recovered(home: Home) -> Memory:

@@ -250,6 +250,11 @@ def undo(
             raise MemoryEditError(f"no journal line {line_id}: `memoryd memory log` lists them")
         spec = find(memory, target.file)
         _refuse(memory, author, spec, state_of)
+        if target.forgotten:
+            raise MemoryEditError(
+                f"line {line_id} held an entry that was forgotten (`memoryd forget`): "
+                "it cannot be undone"
+            )
         if not target.removed and not target.added:
             raise MemoryEditError(f"line {line_id} changed no entry: nothing to undo")
         try:

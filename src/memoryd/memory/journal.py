@@ -67,9 +67,12 @@ class Line:
     removed: tuple[str, ...]
     added: tuple[str, ...]
     undoes: int | None = None
+    forgotten: int = 0
+    """How many of the line's entries `memoryd forget` took out of it (their text is gone)."""
 
     def to_json(self) -> str:
         """The line as the journal holds it (without its line break)."""
+        forgotten = {"forgotten": self.forgotten} if self.forgotten else {}
         return json.dumps(
             {
                 "id": self.id,
@@ -84,6 +87,7 @@ class Line:
                 "removed": list(self.removed),
                 "added": list(self.added),
                 "undoes": self.undoes,
+                **forgotten,
             },
             ensure_ascii=False,
         )
@@ -140,6 +144,7 @@ class Line:
             removed=strings("removed"),
             added=strings("added"),
             undoes=None if raw.get("undoes") is None else integer(raw["undoes"]),
+            forgotten=0 if raw.get("forgotten") is None else integer(raw["forgotten"]),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
 import uuid
@@ -28,6 +29,7 @@ from memoryd.errors import (
     CheckError,
     ConfigError,
     DamagedLogError,
+    ForgetError,
     HomeError,
     IndexStoreError,
     JournalError,
@@ -39,6 +41,7 @@ from memoryd.errors import (
     RecallError,
     RecordError,
 )
+from memoryd.forget.run import Asked
 from memoryd.indexer import SESSION_ID, SESSION_RULE, is_session_id
 from memoryd.memory.journal import Op
 from memoryd.recall import K_DEFAULT, K_MAX
@@ -65,6 +68,8 @@ def status_of(error: MemorydError) -> tuple[int, str]:
             return 404, "no_such_file"
         case MemoryEditError():
             return 409, "edit_refused"
+        case ForgetError():
+            return 422, "forget_refused"
         case LockError():
             return 409, "busy"
         case DamagedLogError():
@@ -140,11 +145,45 @@ class RecordsBody(_Body):
     records: list[dict[str, Any]] = Field(min_length=1, max_length=10_000)
 
 
+class ForgetEntry(_Body):
+    """The entry of a memory file to forget: the file, and words of the one entry."""
+
+    file: str = Field(max_length=200)
+    words: str = Field(max_length=10_000)
+
+
+class ForgetBody(_Body):
+    """`POST /v1/forget`, the owner's only (`"as": "owner"`): keys, an entry or a query (with a
+    query, `keys` are the matches the owner confirmed); `dry_run` shows what it would forget."""
+
+    keys: list[Annotated[str, Field(max_length=400)]] = Field(default=[], max_length=10_000)
+    entry: ForgetEntry | None = None
+    query: str | None = Field(default=None, max_length=10_000)
+    dry_run: bool = False
+    as_: Literal["owner"] = Field(alias="as")
+
+
+OWNER_ONLY = (
+    "forget is the owner's, and refused on a listener other machines can reach (--public): use "
+    "the Unix socket, or `memoryd forget` on the agent's machine"
+)
+
+
+def _public(request: Request) -> bool:
+    """Whether a request came in on a listener that is not loopback (a Unix socket or an
+    in-process client has no IP address to be one)."""
+    server = request.scope.get("server")
+    try:
+        return not ipaddress.ip_address(str(server[0])).is_loopback if server else False
+    except ValueError:
+        return False
+
+
 # Every name a request may use for a field: a validation error names only these, so a field
 # name a client made up (which may be a key pasted in the wrong place) is never echoed.
 _NAMES = frozenset(
     name
-    for model in (RecallBody, MemoryBody, RecordsBody)
+    for model in (RecallBody, MemoryBody, RecordsBody, ForgetBody, ForgetEntry)
     for field_name, info in model.model_fields.items()
     for name in (field_name, info.alias)
     if name
@@ -258,6 +297,21 @@ def create_app(service: Service, window: Callable[[], str] | None = None) -> Fas
     def append(session: Annotated[SessionId, Path()], body: RecordsBody) -> dict[str, Any]:
         """Append records to a session's log and index them before answering."""
         return {"appended": service.append(session, body.records)}
+
+    @app.post("/v1/forget")
+    def forget(body: ForgetBody, request: Request) -> Any:
+        """The owner's forget, for good: never a tool of the model's, and refused on a
+        listener that is not loopback. `dry_run` answers what it would forget, as recall
+        shows it, each with its key; otherwise the keys it forgot (docs/forget.md)."""
+        if _public(request):
+            return error(403, "owner_only", OWNER_ONLY)
+        entry = None if body.entry is None else (body.entry.file, body.entry.words)
+        asked = Asked(tuple(body.keys), entry, body.query)
+        if body.dry_run:
+            shown = service.forget_preview(asked)
+            return {"shown": [{"key": found.key, "text": found.text} for found in shown]}
+        done = service.forget(asked)
+        return {"id": done.id, "kind": done.kind, "forgotten": list(done.keys)}
 
     @app.get("/v1/status")
     def status() -> dict[str, Any]:

@@ -19,6 +19,7 @@ from memoryd.home import Home
 if TYPE_CHECKING:  # httpx and the service load when a client is made: `serves` needs neither
     import httpx
 
+    from memoryd.forget.run import Asked, Done, Shown
     from memoryd.memory.journal import Op
     from memoryd.serve.service import Edited, Labelled
 
@@ -136,6 +137,21 @@ class Client:
         done = self._call("POST", f"/v1/sessions/{session}/records", json={"records": records})
         return int(done["appended"])
 
+    def forget_preview(self, request: Asked) -> list[Shown]:
+        """What the owner's forget would cover, as recall shows it, each with its key."""
+        from memoryd.forget.run import Shown
+
+        body = {**_forget_body(request), "dry_run": True}
+        found = self._call("POST", "/v1/forget", json=body)["shown"]
+        return [Shown(str(s["key"]), str(s["text"])) for s in found]
+
+    def forget(self, request: Asked) -> Done:
+        """The owner's forget, for good: what it forgot, by key."""
+        from memoryd.forget.run import Done
+
+        done = self._call("POST", "/v1/forget", json=_forget_body(request))
+        return Done(int(done["id"]), str(done["kind"]), tuple(map(str, done["forgotten"])))
+
     def status(self) -> dict[str, Any]:
         """The daemon's status."""
         found: dict[str, Any] = self._call("GET", "/v1/status")
@@ -208,6 +224,13 @@ def _who(session: str | None, as_owner: bool) -> dict[str, str]:
     if as_owner:
         who["as"] = "owner"
     return who
+
+
+def _forget_body(request: Asked) -> dict[str, Any]:
+    entry = (
+        None if request.entry is None else dict(zip(("file", "words"), request.entry, strict=True))
+    )
+    return {"keys": list(request.keys), "entry": entry, "query": request.query, "as": "owner"}
 
 
 def _labelled(body: dict[str, Any]) -> Labelled:

@@ -42,6 +42,7 @@ from memoryd.errors import (
     RecordError,
     disk_problem,
 )
+from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home, make_folder, open_private
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index, LogState
@@ -141,7 +142,24 @@ class Service:
                 raise
             # A damaged index: the catch-up filled a new one, or a reindex rebuilds it while
             # the daemon serves (the requests that read it wait for it: 503).
+        else:
+            # A forget a crash cut short is carried out before the first request is answered.
+            resume(service.place())
         return service
+
+    def place(self) -> Place:
+        """The home as a forget works in it: this thread's index, the index's writers held."""
+        return Place(self.home, self.memory, self.names, lambda: self.index, lambda: self.writer)
+
+    def forget_preview(self, request: Asked) -> list[Shown]:
+        """What the owner's forget would cover, as recall shows it, each with its key."""
+        with self._rebuilding():
+            return list(plan(self.place(), request).shown)
+
+    def forget(self, request: Asked) -> Done:
+        """The owner's forget, for good (docs/forget.md)."""
+        with self._rebuilding():
+            return forget(self.place(), request)
 
     @property
     def index(self) -> Index:
@@ -459,6 +477,8 @@ def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
         raise RecordError(
             f"record {n}: {e}: see the session log format in docs/integrate.md"
         ) from None
+    if parsed.kind is Kind.FORGOTTEN:
+        raise RecordError(f"record {n}: a forgotten record is memoryd's own: `memoryd forget`")
     if parsed.kind is None and not _own_type(parsed.data["type"]):
         # Stored, it would be read and ignored: a typo (`usr`) would drop the turn unseen.
         raise RecordError(

@@ -32,6 +32,10 @@ with your owner. Only a real header starts a line: text that looks like a header
 item is part of that item. When nothing matches, the answer is `(no matches for "...")`: try \
 other words once, then say you do not remember.
 
+You cannot make your memory forget anything. When your owner asks you to forget something they \
+said (a password, a number they regret sharing), tell them to run `memoryd forget` themselves (or \
+use their window): only the owner can, and it deletes it everywhere for good.
+
 The query is plain words (at most {QUERY_MAX} characters); no operators or quotes are needed: \
 items holding every word rank first."""
 
@@ -51,7 +55,8 @@ the reason, so shorten or remove an entry and try again.
 
 The answer names the journal line of the edit and the file's usage after it. Edits are refused \
 in a conversation that has read untrusted content or that is public: then tell your owner \
-what you wanted to remember instead."""
+what you wanted to remember instead. Removing an entry does not forget it (it stays \
+recallable as dropped): to forget it for good, ask your owner to run `memoryd forget`."""
 
 
 def tools() -> list[dict[str, Any]]:

@@ -1,0 +1,1 @@
+"""`memoryd forget`: the owner makes memoryd forget items, turns, sessions and entries for good."""

@@ -1,0 +1,114 @@
+"""Memory-file entries: an entry forgotten leaves its file and every journal line that held it.
+
+A forget names an entry by its text's digest (`digest`: an HMAC under the forget's own random
+salt, kept only while the forget is under way), never by its text. The entry is first removed
+from its file by an ordinary owner's edit (journalled, crash-safe), then its text is taken out
+of every journal line's `added` and `removed`, each such line saying how many it lost
+(`forgotten`), and the journal is replaced atomically under the home's lock. Its lines keep
+their lengths where they can (spaces pad a shorter line), so readers' offsets stay valid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+from collections.abc import Collection
+from datetime import datetime
+
+from memoryd.errors import ForgetError
+from memoryd.lock import locked
+from memoryd.memory.edits import OWNER, Request, edit
+from memoryd.memory.files import FileSpec, Memory, parse
+from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, replace
+from memoryd.memory.recovery import recover, recover_locked
+from memoryd.secrets import redact
+
+
+def digest(salt: str, text: str) -> str:
+    """An entry's (or a term's) digest under `salt`: HMAC-SHA256, hex."""
+    return hmac.new(salt.encode(), text.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+
+
+def current(memory: Memory, file: str, old: str) -> tuple[FileSpec, str]:
+    """The file and the one entry of it holding `old` (as `memory remove` finds it)."""
+    try:
+        spec = memory.find(file)
+    except KeyError:
+        names = ", ".join(spec.name for spec in memory.files)
+        raise ForgetError(f"no such memory file: the files are {names}") from None
+    text = read_file(memory.path(spec)).decode("utf-8", "replace")
+    found = [entry for entry in parse(text).entries if old and old in entry]
+    if len(found) != 1:
+        what = "no entry holds" if not found else f"{len(found)} entries hold"
+        raise ForgetError(f"{spec.name}: {what} those words: quote words of exactly one entry")
+    return spec, found[0]
+
+
+def dropped(memory: Memory, line_id: int, n: int) -> tuple[str, str] | None:
+    """The file and text of entry `n` that journal line `line_id` removed, or None."""
+    for line in read(memory.journal).lines:
+        if line.id == line_id and 1 <= n <= len(line.removed):
+            return line.file, line.removed[n - 1]
+    return None
+
+
+def keys(memory: Memory, digests: Collection[str], salt: str) -> list[str]:
+    """The keys the entries had: `journal:<line>:<n>` for each journal line that added one
+    (Honcho's conclusion keys) and `dropped:<line>:<n>` for each that removed one (recall's)."""
+    found = []
+    for line in read(memory.journal).lines:
+        for part, entries in (("journal", line.added), ("dropped", line.removed)):
+            for n, entry in enumerate(entries, start=1):
+                if digest(salt, entry) in digests:
+                    found.append(f"{part}:{line.id}:{n}")
+    return found
+
+
+def remove(memory: Memory, file: str, wanted: Collection[str], salt: str, now: datetime) -> None:
+    """Remove from `file` the entries whose digests are `wanted`, each by an owner's edit."""
+    try:
+        spec = memory.find(file)
+    except KeyError:
+        return  # a file no longer configured: only the journal holds its entries
+    # A removal a crash cut short is journalled already: recovery finishes it first.
+    recover(memory, now)
+    text = read_file(memory.path(spec)).decode("utf-8", "replace")
+    for entry in parse(text).entries:
+        if digest(salt, redact(entry)) in wanted:
+            edit(memory, Request(Op.REMOVE, spec.name, old=entry), OWNER, now)
+
+
+def _without(line: Line, digests: Collection[str], salt: str) -> Line:
+    removed = tuple(e for e in line.removed if digest(salt, e) not in digests)
+    added = tuple(e for e in line.added if digest(salt, e) not in digests)
+    gone = len(line.removed) - len(removed) + len(line.added) - len(added)
+    if not gone:
+        return line
+    return dataclasses.replace(line, removed=removed, added=added, forgotten=line.forgotten + gone)
+
+
+def scrub(memory: Memory, digests: Collection[str], salt: str, now: datetime) -> int:
+    """Take the entries out of every journal line, holding the home's lock, and replace the
+    journal atomically when a line changed; how many lines changed. A damaged line is left."""
+    with locked(memory.lock):
+        recover_locked(memory, now)
+        data = read_bytes(memory.journal)
+        end = data.rfind(b"\n") + 1
+        out = []
+        changed = 0
+        for raw in data[:end].split(b"\n")[:-1]:
+            try:
+                line = Line.from_json(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                out.append(raw)
+                continue
+            kept = _without(line, digests, salt)
+            if kept is line:
+                out.append(raw)
+                continue
+            changed += 1
+            out.append(kept.to_json().encode("utf-8").ljust(len(raw)))
+        if changed:
+            replace(memory.journal, b"".join(raw + b"\n" for raw in out) + data[end:])
+    return changed

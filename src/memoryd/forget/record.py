@@ -1,0 +1,142 @@
+"""The record of forgetting, without the text.
+
+A forget is begun by writing `memory/forgetting.json` (atomically) before it changes anything:
+what it covers, as keys, and the digests that find its texts again (HMAC-SHA256 under a random
+salt of its own: the entries' texts, the words of its texts); never a text. A forget found
+begun at start is carried out again (`run.resume`). Once done, one line is appended to
+`memory/forgotten.jsonl` (0600): when, what kind, which keys, how many items, and a digest of
+the keys (no digest of any text: a short secret, such as an SSN, could be found again from one
+by trying every value), then `forgetting.json`, the only place the digests were, is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.home import make_folder, open_private
+from memoryd.memory.journal import fsync_folder, replace
+
+BEGUN = "forgetting.json"
+DONE = "forgotten.jsonl"
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A forget under way: what kind, the targets (keys as given, or found for a query), where
+    their sessions' logs ended when it began, the item keys it forgets, and the digests of its
+    entries and words under `salt`."""
+
+    id: int
+    at: str
+    kind: str
+    targets: tuple[str, ...]
+    limits: tuple[tuple[str, int, int], ...]
+    keys: tuple[str, ...]
+    entries: tuple[tuple[str, str], ...]
+    words: tuple[str, ...]
+    salt: str
+
+    def to_json(self) -> str:
+        """The record as `forgetting.json` holds it."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Begun:
+        """The record `to_json` wrote."""
+        raw = json.loads(text)
+        return cls(
+            id=int(raw["id"]),
+            at=str(raw["at"]),
+            kind=str(raw["kind"]),
+            targets=tuple(map(str, raw["targets"])),
+            limits=tuple((str(s), int(e), int(o)) for s, e, o in raw["limits"]),
+            keys=tuple(map(str, raw["keys"])),
+            entries=tuple((str(f), str(d)) for f, d in raw["entries"]),
+            words=tuple(map(str, raw["words"])),
+            salt=str(raw["salt"]),
+        )
+
+
+def salt() -> str:
+    """A new random salt for one forget's digests."""
+    return secrets.token_hex(16)
+
+
+def begun(memory: Path) -> Begun | None:
+    """The forget under way in the home whose memory folder is `memory`, if any."""
+    try:
+        fd = open_private(memory / BEGUN, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        return Begun.from_json(text)
+    except (ValueError, KeyError, TypeError):
+        return None  # torn before its rename could not happen: a hand-made file, not ours
+
+
+def begin(memory: Path, record: Begun) -> None:
+    """Record `record` as begun, durably, before anything is changed."""
+    make_folder(memory)
+    replace(memory / BEGUN, record.to_json().encode())
+
+
+def done(memory: Path, record: Begun, items: int) -> None:
+    """Append the record of a forget carried out, then remove its begun record. A forget done
+    already (a crash came between the two) is not recorded twice."""
+    if record.id not in {entry["id"] for entry in history(memory)}:
+        line = {
+            "id": record.id,
+            "at": record.at,
+            "kind": record.kind,
+            "keys": list(record.keys),
+            "items": items,
+            "digest": hashlib.sha256(json.dumps(sorted(record.keys)).encode()).hexdigest(),
+        }
+        path = memory / DONE
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, (json.dumps(line) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        (memory / BEGUN).unlink()
+    fsync_folder(memory)
+
+
+def history(memory: Path) -> list[dict[str, Any]]:
+    """Every forget recorded done, oldest first (a line that is not one is passed over)."""
+    try:
+        fd = open_private(memory / DONE, os.O_RDONLY)
+    except FileNotFoundError:
+        return []
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+        found = []
+        for text in f:
+            with contextlib.suppress(ValueError):
+                entry = json.loads(text)
+                if isinstance(entry, dict) and isinstance(entry.get("id"), int):
+                    found.append(entry)
+    return found
+
+
+def next_id(memory: Path) -> int:
+    """The id of the next forget."""
+    return max((entry["id"] for entry in history(memory)), default=0) + 1
+
+
+def summary(memory: Path) -> dict[str, Any]:
+    """What status says of forgetting: how many items were forgotten and when last."""
+    found = history(memory)
+    items = sum(entry["items"] for entry in found if isinstance(entry.get("items"), int))
+    last = max((str(entry.get("at")) for entry in found), default=None)
+    return {"items": items, "forgets": len(found), "last": last}

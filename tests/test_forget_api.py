@@ -1,0 +1,105 @@
+"""`POST /v1/forget`: the owner's only, never a tool, refused beyond loopback, echoing nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.serve.app import Guard, create_app
+from memoryd.serve.service import Service
+
+KEY = "glpat-" + "Abcdefghij0123456789xyz"
+CANARY = "zebra hunter2 canary"
+
+
+@contextmanager
+def serving(home: Home, url: str = "http://memoryd") -> Iterator[TestClient]:
+    service = Service.open(home)
+    with TestClient(Guard(create_app(service)), base_url=url) as client:
+        yield client
+    service.close()
+
+
+def forget(api: TestClient, **body: Any) -> tuple[int, Any]:
+    response = api.post("/v1/forget", json={"as": "owner", **body})
+    return response.status_code, response.json()
+
+
+def test_a_listener_other_machines_reach_refuses_forget_and_loopback_serves_it(
+    home: Home,
+) -> None:
+    log = write_log(home, "s1", turn("the zebraquux code", "noted"))
+    with serving(home, "http://192.0.2.10:8765") as api:
+        status, body = forget(api, keys=["s1:1"])
+    assert (status, body["error"]["code"]) == (403, "owner_only")
+    assert "zebraquux" in log.read_text()
+    with serving(home, "http://127.0.0.1:8765") as api:
+        status, body = forget(api, keys=["s1:1"])
+    assert status == 200 and body["forgotten"] == ["s1:1:user", "s1:1:reply"]
+    assert "zebraquux" not in log.read_text()
+
+
+def test_forget_is_no_tool_of_the_models_and_its_tools_say_to_ask_the_owner(home: Home) -> None:
+    with serving(home) as api:
+        served = api.get("/v1/tools").json()["tools"]
+    assert [tool["name"] for tool in served] == ["recall", "memory"]
+    for tool in served:
+        assert "`memoryd forget`" in tool["description"] and "owner" in tool["description"]
+
+
+def test_a_forget_is_the_owners_and_echoes_no_key_or_value_it_refuses(home: Home) -> None:
+    log = write_log(home, "s1", turn("the zebraquux code", "noted"))
+    with serving(home) as api:
+        cases = [
+            {"keys": ["s1:1"], "as": "model"},
+            {"keys": ["s1:1"], "as": None},
+            {"keys": [KEY, "s1:1"]},
+            {"keys": ["s1:1", f"{CANARY}:1:user"]},
+            {"keys": [f"{KEY}:1:user"]},
+            {"keys": ["s1:1", {"k": KEY}]},
+            {"keys": ["s1:1"], KEY: CANARY},
+            {"keys": ["s1:9:user"]},
+            {"keys": ["hunter2canary:1"]},
+            {"entry": {"file": KEY, "words": CANARY}},
+            {"entry": {"file": "notes.md", "words": CANARY}},
+            {"query": f"{KEY} {CANARY}", "keys": ["s1:1:user"]},
+            {},
+        ]
+        for body in cases:
+            response = api.post("/v1/forget", json={"as": "owner", **body})
+            assert response.status_code in (422, 403), (body, response.text)
+            assert KEY not in response.text and "hunter2" not in response.text, response.text
+    assert "zebraquux" in log.read_text()
+    assert not (home.memory / "forgotten.jsonl").exists()
+
+
+def test_a_dry_run_shows_what_recall_shows_with_keys_and_forgets_nothing(home: Home) -> None:
+    log = write_log(home, "s1", turn("the zebraquux code", "noted zebraquux"))
+    write_log(home, "s2", turn("zebraquux again", "fine"))
+    with serving(home) as api:
+        status, body = forget(api, query="zebraquux", dry_run=True)
+        assert status == 200
+        keys = [shown["key"] for shown in body["shown"]]
+        assert sorted(keys) == ["s1:1:reply", "s1:1:user", "s2:1:user"]
+        assert body["shown"][0]["text"].startswith("[1] memory · ")
+        assert "zebraquux" in log.read_text()
+        # Only what was shown and confirmed is forgotten: a key it does not match is refused.
+        status, body = forget(api, query="zebraquux", keys=["s1:1:user", "s9:1:user"])
+        assert (status, body["error"]["code"]) == (422, "forget_refused")
+        status, body = forget(api, query="zebraquux", keys=["s1:1:user"])
+        assert status == 200 and body["forgotten"] == ["s1:1:user"] and body["kind"] == "query"
+        recalled = api.post("/v1/recall", json={"query": "zebraquux"}).json()["text"]
+    assert "zebraquux again" in recalled and "the zebraquux code" not in recalled
+
+
+def test_a_loop_cannot_append_a_forgotten_record(home: Home) -> None:
+    with serving(home) as api:
+        response = api.post(
+            "/v1/sessions/s1/records", json={"records": [{"type": "forgotten", "key": "s1:1:user"}]}
+        )
+    assert response.status_code == 422 and "memoryd forget" in response.text
