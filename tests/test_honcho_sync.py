@@ -19,6 +19,7 @@ from memoryd.home import Home
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import honcho_id
+from memoryd.honcho.run import status as honcho_status
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Backoff, Target, Worker, read_turns
 from memoryd.labels import DataClass
@@ -624,3 +625,25 @@ def test_an_unanswered_turn_keeps_the_skip_rules(home: Home, fake: FakeHoncho, m
     worker.run_until(time.time() + 10)
     assert keys(fake) == ["s1:2:user"]
     assert worker.state.counts(time.time()).skipped == {"secret": 1, "tainted": 1}
+
+
+def test_status_read_while_a_batch_is_going_out_does_not_put_it_in_doubt(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    write_log(home, "s1", turn("a", "ra"))
+    worker = make()
+    worker.scan()
+    fake.latency = 0.3  # every answer comes 0.3 s late: the batch is going out meanwhile
+    fake.behave(WS, "fail", status=503, times=1, only="/messages")
+    sending = threading.Thread(target=worker.send)
+    sending.start()
+    deadline = time.monotonic() + 5
+    while not any(r.path.endswith("/messages") for r in fake.requests):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    part = honcho_status(home, True)
+    assert part is not None and part["pending"] == 1
+    sending.join()
+    # The 503 said the batch did not land: it is sent again without looking for it first.
+    rows = worker.state.db.execute("SELECT maybe FROM outbox").fetchall()
+    assert rows == [(0,), (0,)]

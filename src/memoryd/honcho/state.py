@@ -113,14 +113,17 @@ class SyncState:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
             if "settles" not in columns:  # a state file written before `settles` existed
                 self._db.execute("ALTER TABLE outbox ADD COLUMN settles REAL NOT NULL DEFAULT 0")
-            # A request that was going out when the process stopped may have landed, or may
-            # still be committing: look for its items only once it has surely settled.
-            self._db.execute(
-                "UPDATE outbox SET maybe = 1, sending = 0, due = max(due, settles) "
-                "WHERE sending = 1"
-            )
         except sqlite3.Error as e:
             raise IndexStoreError(f"cannot open the Honcho sync state {path}: {e}") from e
+
+    def recover(self) -> None:
+        """At a worker's start: a request that was going out when the last one stopped may
+        have landed, or may still be committing: look for its items once it has surely
+        settled. (Only the worker, holding the lock, may: another opener, `status` or a forget,
+        would take a request going out now for a dead one.)"""
+        self._db.execute(
+            "UPDATE outbox SET maybe = 1, sending = 0, due = max(due, settles) WHERE sending = 1"
+        )
 
     def close(self) -> None:
         """Close the file."""

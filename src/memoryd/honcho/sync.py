@@ -132,6 +132,7 @@ class Worker:
         client gave up on may still commit in Honcho (default: the timeout again)."""
         self.sessions = sessions
         self.state = state
+        state.recover()
         self.honcho = honcho
         self.target = target
         self.journal = journal
