@@ -31,6 +31,7 @@ from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, undo
 from memoryd.memory.files import Memory
 from memoryd.memory.journal import Op, read
+from memoryd.memory.recovery import consistency
 from memoryd.recall import recall, searched
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, Progress, Role, parse_line
@@ -207,6 +208,7 @@ def test_undo_of_a_line_that_held_a_forgotten_entry_says_so(home: Home, index: I
     assert "forgotten" in str(e.value)
     assert undo(memory, 2, OWNER, now()).line.op is Op.UNDO
     assert [line.forgotten for line in read(memory.journal).lines][:3] == [1, 0, 1]
+    assert consistency(memory, read(memory.journal)) == []  # `memoryd check` still passes
     assert traces(home, "tundrapike") == []
 
 
