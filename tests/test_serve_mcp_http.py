@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.serve.daemon import parse_listen
 from memoryd.serve.mcp_http import names_listener, origin_names_listener
+from test_serve_slow import TIMEOUT, _trickle
 
 KEY = "glpat-" + "Abcdefghij0123456789xyz"
 CANARY = "zebra hunter2 canary"
@@ -168,6 +170,19 @@ def test_a_host_or_origin_that_is_not_the_listeners_is_refused(listener: Listene
     assert "the MCP endpoint is http://127.0.0.1:" in other.text
     logged = listener.output()
     assert "evil" not in logged and KEY[6:] not in logged and "hunter2" not in logged
+
+
+def test_connections_slow_to_send_a_request_are_closed(home: Home) -> None:
+    running = Listener(home, env={"MEMORYD_REQUEST_TIMEOUT": str(TIMEOUT)})
+    url = running.wait_ready()
+    port = int(url.split(":")[2].split("/")[0])
+    try:
+        _trickle(
+            lambda: socket.create_connection(("127.0.0.1", port)),
+            lambda: _post(running, running.headers()),
+        )
+    finally:
+        assert running.stop() == 0, running.output()
 
 
 def test_names_listener_accepts_only_the_listeners_own_names() -> None:
@@ -350,3 +365,15 @@ def test_the_mcp_inspector_lists_and_calls_the_tools(
     refused = _inspector(listener, tmp_path, "--method", "tools/list")
     assert refused.returncode != 0
     assert '"tools"' not in refused.stdout
+
+
+def test_the_stdio_server_imports_no_http_listener() -> None:
+    # The stdio server starts with every MCP client session: the listener's stack (the daemon's
+    # wiring, FastAPI) is imported only with --listen.
+    code = (
+        "import sys, memoryd.cli, memoryd.serve.mcp; print(sorted(m for m in "
+        "('memoryd.serve.mcp_http', 'memoryd.serve.daemon', 'memoryd.serve.app', 'fastapi') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
