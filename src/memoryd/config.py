@@ -21,7 +21,7 @@ _KNOWN = {"agent", "owner", "honcho", "memory", "connect"}
 CONNECT_HOSTS = ("claude-code", "codex")
 """The hosts `memoryd connect` follows, as `[connect.<host>]` names them."""
 
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:\-]{1,100}")
 """A tool name the owner may trust, as hosts spell them (`Bash`, `mcp__github__get_issue`)."""
 
 
@@ -172,7 +172,7 @@ def _connect(table: Any, path: Path) -> dict[str, frozenset[str]]:
             # The value is not quoted: a key pasted in the wrong place must not be echoed.
             raise ConfigError(
                 f"{host_where}: trusted_tools is a list of tool names as the host spells "
-                'them (letters, digits, _ . : -, at most 128), like trusted_tools = ["Bash"]'
+                'them (letters, digits, _ . : -, at most 100), like trusted_tools = ["Bash"]'
             )
         found[host] = frozenset(tools)
     return found

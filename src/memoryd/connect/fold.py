@@ -76,9 +76,13 @@ def arguments(value: Any) -> Any:
     return kept if len(text) <= MAX_TEXT else {"truncated": text[:MAX_TEXT]}
 
 
+TOOL_NAME = 100
+"""The most characters of a tool's name a record keeps."""
+
+
 def tool_name(name: str) -> str:
     """A tool's name as a record names it: one short line, or UNKNOWN."""
-    return boundary.name(name, 100) or UNKNOWN
+    return boundary.name(name, TOOL_NAME) or UNKNOWN
 
 
 @dataclass
@@ -96,7 +100,6 @@ class Fold:
     aside: bool = False
     """The whole transcript is a sub-agent's."""
     tainted: bool = False
-    prompts: int = 0
 
     def _at(self, given: str | None, now: str) -> str:
         if given is not None:
@@ -137,7 +140,6 @@ class Fold:
                     {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
                 )
             case Prompt(text, at):
-                self.prompts += 1
                 return self._flush("final") + self._record(
                     {"type": "user", "text": clean(text), "at": self._at(at, now)}
                 )
