@@ -3,6 +3,6 @@
 Each host is one small module (`claude_code.py`, `codex.py`) that says where its transcripts
 are and what one transcript line means, as events (`events.py`); `follow.py` reads the
 transcripts by byte offset and `fold.py` turns the events into memoryd session logs; `tools.py`
-is the table of which tool results are trusted; `setup.py` prints or installs the host's MCP
+is the table of which tool results are trusted; `settings.py` prints or installs the host's MCP
 entry and hooks; `commands.py` is `memoryd connect`. docs/connect.md holds the field tables.
 """

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from memoryd import config as config_file
-from memoryd.connect import claude_code, codex, setup
+from memoryd.connect import claude_code, codex, settings
 from memoryd.connect.events import Host
 from memoryd.connect.follow import Follower, Pass
 from memoryd.errors import ConnectError
@@ -115,8 +115,8 @@ def _command(host: Host) -> click.Command:
             # Installed hooks use the home at once: it is made then (printing writes nothing).
             root = (home.create() if install else home).root.absolute()
             if show:
-                click.echo(setup.printed(host.name, root), nl=False)
-            for message in setup.install(host.name, root) if install else []:
+                click.echo(settings.printed(host.name, root), nl=False)
+            for message in settings.install(host.name, root) if install else []:
                 click.echo(message)
             return
         _run(host, source, follow, interval, quiet, home_dir)
