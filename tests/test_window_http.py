@@ -199,3 +199,28 @@ def test_on_a_public_listener_the_window_is_off_unless_asked_for(home: Home) -> 
         assert httpx.get(f"http://127.0.0.1:{port}/").status_code in (401, 404)
     finally:
         assert running.stop() == 0
+
+
+def test_a_tcp_listeners_connections_send_without_nagles_delay() -> None:
+    import asyncio
+    import socket
+
+    from memoryd.serve.daemon import bind_tcp
+
+    async def accepted() -> int:
+        found: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def made(transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            found.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+        protocol = type("P", (asyncio.Protocol,), {"connection_made": lambda s, t: made(t)})
+        server = await asyncio.get_running_loop().create_server(protocol, sock=listening)
+        _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+        nodelay = await found
+        writer.close()
+        server.close()
+        return nodelay
+
+    listening = bind_tcp("127.0.0.1", 0)
+    assert asyncio.run(accepted()) != 0

@@ -225,7 +225,10 @@ def bind_unix(path: Path) -> socket.socket:
 def bind_tcp(host: str, port: int) -> socket.socket:
     """A listening TCP socket on `host:port`."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on a connection whose socket says
+    # it is TCP, and without it every answer after a connection's first waited 40 ms (Nagle
+    # holding the body until the client's delayed ACK of the headers).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
