@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError
-from memoryd.index import Index, Item, LogState
+from memoryd.index import Index, Item, LogMark, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.secrets import has_secret
 from memoryd.sessions import Progress, Turn
@@ -110,7 +110,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _unchanged(folder: Path, state: LogState, folder_mtime: int) -> bool:
+def _unchanged(folder: Path, state: LogState | LogMark, folder_mtime: int) -> bool:
     if state.folder_mtime != folder_mtime:
         return False
     return _size(folder / f"{state.epoch}.jsonl") == state.size
@@ -276,16 +276,23 @@ def catch_up(
 ) -> CatchUp:
     """Index every finished turn written since the last catch-up; drop vanished sessions."""
     folders = session_folders(sessions)
-    states = index.log_states()
+    # How far each session was read, without its progress (19 MB of JSON at 53k sessions):
+    # the whole state is read only for a session to read.
+    marks = index.log_marks()
+    damage = {session: mark.damage for session, mark in marks.items() if mark.damage}
     read = added = batched = 0
     pending: list[_Read] = []
     for entry in folders:
-        folder_mtime = entry.stat().st_mtime_ns
-        state = states.get(entry.name)
-        if state is None or not _unchanged(Path(entry.path), state, folder_mtime):
+        # Not `entry.stat()`: it would keep a stat result on each entry (32 MB at 53k).
+        folder_mtime = os.lstat(entry.path).st_mtime_ns
+        mark = marks.get(entry.name)
+        if mark is None or not _unchanged(Path(entry.path), mark, folder_mtime):
+            state = None if mark is None else index.log_state(entry.name)
             done = _read(Path(entry.path), state, names, folder_mtime)
             pending.append(done)
-            states[entry.name] = done.state
+            damage.pop(entry.name, None)
+            if done.state.damage:
+                damage[entry.name] = done.state.damage
             if done.state.damage and done.state.damage != (state and state.damage):
                 log.warning("session %s: %s", entry.name, done.state.damage)
             read += 1
@@ -297,14 +304,12 @@ def catch_up(
         if on_session is not None:
             on_session()
     _write(index, pending)
-    vanished = set(states) - {entry.name for entry in folders}
+    vanished = marks.keys() - {entry.name for entry in folders}
     if vanished:
         with index.writing():
             for session in vanished:
                 index.remove_session(session)
-    damaged = {
-        s.session: s.damage for s in states.values() if s.damage and s.session not in vanished
-    }
+    damaged = {session: d for session, d in damage.items() if session not in vanished}
     return CatchUp(len(folders), read, added, damaged)
 
 

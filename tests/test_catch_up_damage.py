@@ -1,0 +1,34 @@
+"""The damaged logs a catch-up reports, now that it reads only each session's marks (`LogMark`)
+and a session's whole state only when it reads that session."""
+
+from __future__ import annotations
+
+import shutil
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
+
+NAMES = Names(agent="agent", owner="owner")
+
+
+def test_a_damaged_session_stays_reported_until_it_goes_or_is_written_anew(
+    home: Home, index: Index
+) -> None:
+    path = write_log(home, "s", turn("a", "b"))
+    with path.open("ab") as f:
+        f.write(b"{oops\n")
+    write_log(home, "t", turn("c", "d"))
+    assert set(catch_up(index, home.sessions, NAMES).damaged) == {"s"}
+    # Read nothing new: the damage is still reported, from the marks.
+    assert set(catch_up(index, home.sessions, NAMES).damaged) == {"s"}
+    # The log written anew, shorter and whole: read again from its start, no longer damaged.
+    write_log(home, "s", turn("a", "b")[:1], mode="w")
+    assert catch_up(index, home.sessions, NAMES).damaged == {}
+    with path.open("ab") as f:
+        f.write(b"nope\n")
+    assert set(catch_up(index, home.sessions, NAMES).damaged) == {"s"}
+    # A session whose folder is gone is not reported.
+    shutil.rmtree(home.sessions / "s")
+    assert catch_up(index, home.sessions, NAMES).damaged == {}
