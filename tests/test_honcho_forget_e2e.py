@@ -13,6 +13,7 @@ from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.home import Home
 from test_cli import memoryd
+from test_memory_support import add, memory_of
 from test_serve_daemon import Daemon, until
 
 WS = "box"
@@ -83,6 +84,19 @@ def test_forget_then_sync_deletes_in_honcho_once_it_is_back(home: Home, fake: Fa
     assert posted(fake, since) == ["s1:1:user", "s1:1:reply", "s1:3:user", "s1:3:reply"] * 2
     assert all(WORD.encode() not in r.raw for r in fake.requests[since:])
     assert "deletions pending" not in memoryd("status", home=home).stdout
+    assert WORD.encode() not in home_bytes(home)
+
+
+def test_forget_of_an_entry_deletes_its_conclusion(home: Home, fake: FakeHoncho) -> None:
+    memory = memory_of(home)
+    add(memory, f"The gate code is {WORD}.")
+    add(memory, "The shed is blue.")
+    assert memoryd("sync", home=home).returncode == 0
+    assert len(fake.conclusions(WS)) == 2
+    done = memoryd("forget", "--entry", "notes.md", WORD, "--yes", home=home)
+    assert done.returncode == 0, done.stderr
+    assert memoryd("sync", home=home).returncode == 0
+    assert [c["content"] for c in fake.conclusions(WS)] == ["The shed is blue."]
     assert WORD.encode() not in home_bytes(home)
 
 
