@@ -9,8 +9,9 @@ item holds and times each way of deleting it, then looks for the word's bytes in
   no item holds any more removed), nothing more: the baseline;
 - `secure_delete`: the same with `PRAGMA secure_delete = ON`;
 - `+ optimize`: then FTS5's `optimize` (every segment merged into one);
-- `+ VACUUM + checkpoint`: then `VACUUM` and `wal_checkpoint(TRUNCATE)`: what `memoryd forget`
-  does (forget/purge.py).
+- `+ checkpoint`: then `wal_checkpoint(TRUNCATE)` (the `-wal` emptied into the file);
+- `+ VACUUM + checkpoint`: `VACUUM` before the checkpoint: what `memoryd forget` does
+  (forget/purge.py).
 
     .venv/bin/python bench/forget.py --index bench/.cache/items-100000/index.sqlite
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from memoryd.relevance import stems
 
-STEPS = ("delete", "secure_delete", "+ optimize", "+ VACUUM + checkpoint")
+STEPS = ("delete", "secure_delete", "+ optimize", "+ checkpoint", "+ VACUUM + checkpoint")
 
 
 def _rare(conn: sqlite3.Connection, skip: int) -> tuple[int, str, list[bytes]]:
@@ -69,8 +70,9 @@ def run(index: Path, step: int, skip: int) -> tuple[float, bool]:
         conn.execute("COMMIT")
         if step >= 2:
             conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
-        if step >= 3:
+        if step == 4:
             conn.execute("VACUUM")
+        if step >= 3:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         took = time.perf_counter() - started
         files = [path, Path(f"{path}-wal")]

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from logs import AT, turn, write_log
 from memoryd.errors import ForgetError, MemoryEditError
-from memoryd.forget import logs
-from memoryd.forget.run import Asked, Place, forget, plan
+from memoryd.forget import logs, record, run
+from memoryd.forget.run import Asked, Place, forget, plan, resume
 from memoryd.forget.targets import Dropped, Part, Target, parse, parse_all
 from memoryd.home import Home
 from memoryd.index import Index
@@ -220,8 +220,8 @@ def test_status_says_how_many_items_were_forgotten_and_when(home: Home, index: I
     assert "forgotten 2 items, last on 20" in done.stdout
     status = json.loads(memoryd(home, "status", "--json").stdout)
     assert status["forgotten"]["items"] == 2 and status["forgotten"]["forgets"] == 1
-    record = json.loads((home.memory / "forgotten.jsonl").read_text())
-    assert record["keys"] == ["s1:1:user", "s1:1:reply"] and record["kind"] == "turn"
+    done_line = json.loads((home.memory / "forgotten.jsonl").read_text())
+    assert done_line["keys"] == ["s1:1:user", "s1:1:reply"] and done_line["kind"] == "turn"
     assert os.stat(home.memory / "forgotten.jsonl").st_mode & 0o777 == 0o600
     assert not (home.memory / "forgetting.json").exists()
 
@@ -258,8 +258,8 @@ class Loop:
         n = 0
         while not self.stop.is_set():
             n += 1
-            for record in turn(f"loop turn {n} heron", f"loop reply {n}"):
-                line = json.dumps(record)
+            for made in turn(f"loop turn {n} heron", f"loop reply {n}"):
+                line = json.dumps(made)
                 with self.path.open("a") as f:
                     f.write(line + "\n")
                 self.written.append(line)
@@ -324,3 +324,40 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
     finally:
         daemon.stop()
     assert traces(home, "glimmerfox", "quillbrook", "marrowdent", "tundrapike", "vortexlime") == []
+
+
+def test_a_forget_carried_out_after_a_crash_keeps_what_the_loop_wrote_since(
+    home: Home, index: Index
+) -> None:
+    log = write_log(home, "s1", turn("the marrowdent plan", "marrowdent noted"))
+    at = place(home, index)
+    begun = run._begun(at, plan(at, Asked(keys=("s1",))), now())
+    record.begin(home.memory, begun)  # and then the process died
+    write_log(home, "s1", turn("a new turn after", "still here"))
+    assert resume(at)
+    assert "marrowdent" not in log.read_text() and "still here" in log.read_text()
+    assert "a new turn after" in recall(index, "after", 5, None, now(), home.recalls).text
+    assert not (home.memory / "forgetting.json").exists()
+
+
+def test_bytes_an_earlier_write_freed_are_purged_too(home: Home, index: Index) -> None:
+    # Each unanswered turn's text was kept in its session's read state, then that row was
+    # rewritten once the reply came: the old rows' bytes were freed, not zeroed.
+    for n in range(30):
+        said = f"the quillbrook{chr(97 + n)}z number"
+        write_log(home, f"s{n}", [{"type": "user", "text": said, "at": AT}])
+    catch_up(index, home.sessions, NAMES)
+    for n in range(30):
+        write_log(home, f"s{n}", [{"type": "final", "text": "noted", "at": AT}])
+    catch_up(index, home.sessions, NAMES)
+    forget(place(home, index), Asked(keys=("s3:1",)))
+    assert traces(home, "quillbrookdz") == []
+
+
+def test_a_line_that_changed_since_it_was_read_is_not_written_over(home: Home) -> None:
+    path = write_log(home, "s1", turn("the zebraquux code", "noted"))
+    read_before = [line for line in logs.lines(home.sessions, "s1") if line.role is Role.USER]
+    changed = path.read_bytes().replace(b"zebraquux", b"something")
+    path.write_bytes(changed)  # the owner edited the log by hand meanwhile
+    assert logs.overwrite("s1", read_before) == 0
+    assert path.read_bytes() == changed

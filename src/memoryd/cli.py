@@ -24,6 +24,7 @@ from memoryd.errors import (
     disk_problem,
 )
 from memoryd.forget.commands import forget_command, forgotten_line
+from memoryd.forget.run import exclusive
 from memoryd.home import Home, resolve
 from memoryd.honcho import commands as honcho_commands
 from memoryd.honcho import run as honcho_run
@@ -152,30 +153,31 @@ def reindex_command(home_dir: str | None) -> None:
     home = resolve(home_dir).require()
     names = _names(home)
     journal = memory_commands.recovered(home).journal
-    if sys.stderr.isatty():
-        bar: Any = None
+    with exclusive(home):  # a forget and a reindex take turns
+        if sys.stderr.isatty():
+            bar: Any = None
 
-        def start(total: int) -> None:
-            nonlocal bar
-            bar = click.progressbar(length=total, label="reindexing", file=sys.stderr)
-            bar.__enter__()
+            def start(total: int) -> None:
+                nonlocal bar
+                bar = click.progressbar(length=total, label="reindexing", file=sys.stderr)
+                bar.__enter__()
 
-        done = reindex(
-            home.index,
-            home.sessions,
-            names,
-            start,
-            lambda: bar.update(1),
-            journal=journal,
-            warn=_warn,
-        )
-        if bar is not None:
-            bar.__exit__(None, None, None)
-    else:
-        done = reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
-    click.echo(f"reindexed {done.sessions} sessions: {done.items} items")
-    for message in done.damaged.values():
-        click.echo(f"damaged: {message}", err=True)
+            done = reindex(
+                home.index,
+                home.sessions,
+                names,
+                start,
+                lambda: bar.update(1),
+                journal=journal,
+                warn=_warn,
+            )
+            if bar is not None:
+                bar.__exit__(None, None, None)
+        else:
+            done = reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
+        click.echo(f"reindexed {done.sessions} sessions: {done.items} items")
+        for message in done.damaged.values():
+            click.echo(f"damaged: {message}", err=True)
 
 
 @cli.command("status")

@@ -17,17 +17,16 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from memoryd.errors import ForgetError, LockError, RecallError
 from memoryd.forget import entries, logs, purge, recalls, record
 from memoryd.forget.targets import Dropped, Target, parse, parse_all
-from memoryd.home import Home
+from memoryd.home import Home, make_folder
 from memoryd.honcho.forget import forget_in_honcho
 from memoryd.index import Hit, Index
 from memoryd.indexer import Names, catch_up_session
-from memoryd.lock import locked
+from memoryd.lock import TIMEOUT, locked
 from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
@@ -94,9 +93,11 @@ class Place:
     writer: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
 
 
-def lock_path(home: Home) -> Path:
-    """The lock one forget at a time holds."""
-    return home.memory / "forget.lock"
+def exclusive(home: Home, timeout: float = TIMEOUT) -> contextlib.AbstractContextManager[None]:
+    """The lock one forget at a time holds (`memory/forget.lock`), which a reindex holds too:
+    one that read a log before a forget wrote its placeholders would bring the text back."""
+    make_folder(home.memory)
+    return locked(home.memory / "forget.lock", timeout)
 
 
 def _rendered(n: int, hit: Hit) -> str:
@@ -238,7 +239,7 @@ def _begun(place: Place, made: Plan, now: datetime) -> record.Begun:
 def forget(place: Place, request: Asked, now: datetime | None = None) -> Done:
     """Forget what `request` covers, for good; what was forgotten, by key."""
     now = now or datetime.now(UTC)
-    with locked(lock_path(place.home)):
+    with exclusive(place.home):
         _resume_locked(place)
         made = plan(place, request)
         begun = _begun(place, made, now)
@@ -253,7 +254,7 @@ def resume(place: Place) -> bool:
     if record.begun(place.home.memory) is None:
         return False
     try:
-        with locked(lock_path(place.home), timeout=0):
+        with exclusive(place.home, timeout=0):
             return _resume_locked(place)
     except LockError:
         return False

@@ -183,6 +183,8 @@ def summary(line: Line) -> str:
     """A journal line's change on one line: `-"old" +"new"`, secrets removed, cut short."""
     parts = [f'-"{quote(e, 50)}"' for e in line.removed]
     parts += [f'+"{quote(e, 50)}"' for e in line.added]
+    if line.forgotten:
+        parts.append(f"({line.forgotten} forgotten)")
     if not parts:
         return "(no entry changed)"
     more = f" (+{len(parts) - 2} more)" if len(parts) > 2 else ""
