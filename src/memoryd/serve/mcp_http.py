@@ -12,7 +12,8 @@ prompt) over MCP's Streamable HTTP transport, at `http://HOST:PORT/mcp`, with th
   points at this machine.
 - Slow clients and connections are bounded as the daemon's are (`daemon.http_server`).
 
-The server stack (uvicorn, Starlette) is imported here only, never by the stdio server.
+The daemon's wiring and FastAPI (through `app.Guard`) are imported here only, never by the stdio
+server, whose start every MCP client session waits for.
 """
 
 from __future__ import annotations
@@ -127,26 +128,25 @@ class Unechoed:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request, a 400 answer rewritten."""
-        held: Message | None = None
+        refused = answered = False
 
         async def sending(message: Message) -> None:
-            nonlocal held
+            nonlocal refused, answered
             if message["type"] == "http.response.start" and message["status"] == 400:
-                held = message
-                return
-            if held is None or message["type"] != "http.response.body":
+                refused = True
+            elif not refused or message["type"] != "http.response.body":
                 await send(message)
-                return
-            body = json.dumps(
-                {"jsonrpc": "2.0", "id": None, "error": _unreadable(message.get("body", b""))}
-            ).encode()
-            headers = [
-                (b"content-type", b"application/json"),
-                (b"content-length", b"%d" % len(body)),
-            ]
-            await send({"type": "http.response.start", "status": 400, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            held = None
+            elif not answered:  # the first part of the body holds its code; the rest is dropped
+                answered = True
+                body = json.dumps(
+                    {"jsonrpc": "2.0", "id": None, "error": _unreadable(message.get("body", b""))}
+                ).encode()
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"%d" % len(body)),
+                ]
+                await send({"type": "http.response.start", "status": 400, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
 
         await self.app(scope, receive, sending)
 
