@@ -167,3 +167,25 @@ def test_status_shows_the_counts_and_the_recall_log_by_session(page: Page) -> No
 
 def test_chromium_is_debians() -> None:
     assert shutil.which("chromium") == str(CHROMIUM) or CHROMIUM.exists()
+
+
+def test_forget_shows_exactly_what_goes_then_leaves_no_trace_in_the_home(
+    page: Page, served: Daemon
+) -> None:
+    page.goto(base(page.url) + "/sessions/planted")
+    page.locator("a", has_text="forget this turn…").click()
+    page.wait_for_url(re.compile(r"/forget\?session=planted&turn=1"))
+    confirm = page.locator("main").inner_text()
+    assert "planted:1:user" in confirm and "planted:1:reply" in confirm
+    assert "I like tea" in confirm and "cannot be undone" in confirm
+    assert SECRET not in page.content()
+    page.locator("button", has_text="Forget for good").click()
+    page.wait_for_load_state("load")
+    assert "planted:1:user" in page.locator("ul.forget-list").inner_text()
+    for path in served.home.root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert SECRET.encode() not in data and b"I like tea" not in data, path
+    page.goto(base(page.url) + "/?q=tea")
+    assert "I like tea" not in page.locator("main").inner_text()
+    _no_script_ran(page)

@@ -224,3 +224,20 @@ def test_a_tcp_listeners_connections_send_without_nagles_delay() -> None:
 
     listening = bind_tcp("127.0.0.1", 0)
     assert asyncio.run(accepted()) != 0
+
+
+def test_a_forget_needs_the_csrf_token_and_a_link_only_shows_what_it_would_forget(
+    served: Daemon,
+) -> None:
+    with opened(link(served)) as client:
+        shown = client.get("/forget", params={"item": "plain-007:1:user"})
+        assert shown.status_code == 200 and "ordinary turn number 7" in shown.text
+        assert client.post("/forget", data={"keys": "plain-007:1:user"}).status_code == 403
+        assert "ordinary turn number 7" in client.get("/?q=ordinary+turn+number+7").text
+        refused = client.get("/forget", params={"item": "no-such-session:9:user"})
+        assert refused.status_code == 422
+        assert "no-such-session" not in refused.text
+        token = csrf(shown.text)
+        done = client.post("/forget", data={"keys": "plain-007:1:user", "csrf": token})
+        assert done.status_code == 200 and "plain-007:1:user" in done.text
+        assert "ordinary turn number 7 " not in client.get("/?q=ordinary+turn+number+7").text

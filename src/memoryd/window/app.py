@@ -27,6 +27,7 @@ from memoryd.recall import K_MAX
 from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
+from memoryd.window import forget as forget_page
 from memoryd.window import honcho, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page
 from memoryd.window.html import Html, el, join
@@ -131,7 +132,7 @@ def build(service: Service, keys: Keys) -> Starlette:
                 found = await run_in_threadpool(
                     lambda: search.search(service.index, service.reading, query, k, session)
                 )
-                parts.append(search.results(found))
+                parts.append(search.results(found, query))
             except RecallError as e:
                 parts.append(notice(redact(str(e)), "error"))
                 status_code = 422
@@ -230,6 +231,17 @@ def build(service: Service, keys: Keys) -> Starlette:
         count = await run_in_threadpool(honcho.retry, service.home)
         return RedirectResponse(f"/status?retried={count}", status_code=303)
 
+    async def forgetting(request: Request) -> Response:
+        wanted = forget_page.asked(request.query_params)
+        shown = await run_in_threadpool(service.forget_preview, wanted)
+        body = forget_page.confirmation(wanted, shown, _csrf(request))
+        return _html(page("Forget", "", body))
+
+    async def forgot(request: Request) -> Response:
+        wanted = forget_page.asked(await _form(request))
+        found = await run_in_threadpool(service.forget, wanted)
+        return _html(page("Forgotten", "", forget_page.done(found)))
+
     async def icon(_: Request) -> Response:
         return Response(status_code=204)
 
@@ -245,6 +257,8 @@ def build(service: Service, keys: Keys) -> Starlette:
         Route("/memory/undo", undone, methods=["POST"]),
         Route("/status", state),
         Route("/status/retry", retried, methods=["POST"]),
+        Route("/forget", forgetting),
+        Route("/forget", forgot, methods=["POST"]),
     ]
     return Starlette(
         routes=routes,

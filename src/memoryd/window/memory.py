@@ -20,7 +20,7 @@ from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, sho
 from memoryd.memory.journal import Line, read_bytes, read_file, scan
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, class_badge, form, hidden
+from memoryd.window.layout import badge, class_badge, form, hidden, url
 
 JOURNAL_SHOWN = 50
 """Journal lines the timeline shows, newest first."""
@@ -76,11 +76,13 @@ def undone(memory: Memory, line_id: int) -> str:
 
 
 def _bar(used_now: int, budget: int) -> Html:
-    share = min(100, round(100 * used_now / budget)) if budget else 100
+    # Widths are classes in steps of 5% (the CSP allows no inline style); any use shows.
+    share = 100 if not budget else min(100, -(-100 * used_now // budget))
+    step = -(-share // 5) * 5
     level = "over" if used_now > budget else "high" if share >= 90 else "ok"
     return el(
         "div",
-        el("div", class_=f"fill fill-{level} w{share // 5 * 5}"),
+        el("div", class_=f"fill fill-{level} w{step}"),
         class_="bar",
         role="img",
         aria_label=f"{used_now} of {budget} characters",
@@ -126,11 +128,14 @@ def _file(found: File, csrf: str) -> Html:
             el("textarea", text, name="text", rows="2", aria_label="new text"),
             button="replace",
         )
+        forget = el(
+            "a", "forget…", class_="danger", href=url("/forget", file=spec.name, words=text)
+        )
         entries.append(
             el(
                 "li",
                 el("div", text, class_="body"),
-                el("details", el("summary", "edit"), replace, remove),
+                el("details", el("summary", "edit"), replace, remove, forget),
             )
         )
     add = form(

@@ -145,7 +145,7 @@ def _item(found: Found) -> Html:
                 href=found.link,
             )
         )
-    if found.key is not None and not found.key.startswith("dropped:"):
+    if found.key is not None:
         links.append(el("a", "forget…", href=url("/forget", item=found.key), class_="danger"))
     return el(
         "li",
@@ -156,7 +156,7 @@ def _item(found: Found) -> Html:
     )
 
 
-def results(found: Results) -> Html:
+def results(found: Results, query: str) -> Html:
     """The answer as badges and texts, its label, the sources that did not answer, and the
     text exactly as the model reads it."""
     label = join(
@@ -179,4 +179,12 @@ def results(found: Results) -> Html:
     parts.append(
         el("details", el("summary", "as the model reads it"), el("pre", found.text, class_="model"))
     )
+    if found.items:
+        forget = el(
+            "a",
+            "forget everything this query matches…",
+            class_="danger",
+            href=url("/forget", query=query),
+        )
+        parts.append(el("p", forget))
     return join(parts)

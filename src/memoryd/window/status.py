@@ -13,6 +13,7 @@ from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
+from memoryd.text import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, form, url
 from memoryd.window.recalls import Recalled
@@ -109,6 +110,13 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
     return join(parts)
 
 
+def _when(at: str) -> str:
+    try:
+        return when(at)
+    except ValueError:
+        return at
+
+
 def _recalls(lines: list[Recalled], session: str | None) -> Html:
     choose = el(
         "form",
@@ -134,7 +142,7 @@ def _recalls(lines: list[Recalled], session: str | None) -> Html:
         rows.append(
             el(
                 "tr",
-                el("td", line.at),
+                el("td", _when(line.at)),
                 el("td", line.session or "(none)"),
                 el("td", line.query),
                 el("td", str(line.k)),
