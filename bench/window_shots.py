@@ -180,6 +180,7 @@ def main() -> int:
                 "session": "/sessions/web-research-2026-11-05",
                 "memory": "/memory",
                 "status": "/status",
+                "forget": "/forget?session=telegram-2026-11-02&turn=1",
             }
             for name, path in shots.items():
                 page.goto(base + path)

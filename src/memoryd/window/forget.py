@@ -62,7 +62,8 @@ def confirmation(request: Asked, shown: list[Shown], csrf: str) -> Html:
         class_="notice error",
     )
     button = form("/forget", csrf, *_fields(request, shown), button="Forget for good", danger=True)
-    return join([warning, el("ol", items, class_="forget-list"), button])
+    keep = el("p", el("a", "Keep it: back to the search", href="/"))
+    return join([warning, el("ol", items, class_="forget-list"), button, keep])
 
 
 def done(found: Done) -> Html:
