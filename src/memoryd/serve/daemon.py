@@ -41,6 +41,7 @@ from memoryd import config as config_file
 from memoryd.errors import NO_SPACE, HomeError, MemorydError, NoSpaceError, disk_problem
 from memoryd.home import Home, link_message, open_private
 from memoryd.honcho import run as honcho_run
+from memoryd.serve import footprint
 from memoryd.serve.app import Guard, create_app
 from memoryd.serve.service import Service
 
@@ -298,6 +299,11 @@ class _Server(uvicorn.Server):
     def _exit(self, sig: int, frame: FrameType | None) -> None:
         self.handle_exit(sig, frame)
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start serving, at most `footprint.THREADS` requests at once."""
+        footprint.few_threads()
+        await super().startup(sockets)
+
 
 def _setting(name: str, default: float) -> float:
     given = os.environ.get(name, "").strip()
@@ -463,6 +469,7 @@ def serve(
     # Belt and braces: every file memoryd creates is made 0600 explicitly; this covers any
     # other file the daemon may make.
     os.umask(0o077)
+    footprint.few_arenas()
     timeout, limit = bounds()
     home = Home(home.root.expanduser().resolve()).create()
     address = parse_listen(listen, public) if listen is not None else None

@@ -1,0 +1,41 @@
+"""The daemon's memory: few malloc arenas and few request threads.
+
+Each thread that calls glibc's `malloc` may get an arena of its own (up to 8 per core), and an
+arena keeps what its thread freed; each request thread also opens an index connection of its
+own (`Service.index`). Serving a 1M-item home to 16 clients, the daemon grew to 130 MB with
+anyio's 40 threads and glibc's default arenas, against 90 MB with `ARENAS` and `THREADS`
+(`bench/serve.py`; docs/architecture.md), at the same requests per second: recall holds the GIL
+for most of its time, so more threads than cores add memory, not speed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+import anyio.to_thread
+
+ARENAS = 2
+"""The most malloc arenas the daemon's threads share."""
+
+THREADS = 8
+"""The most requests run at once (each on a thread of its own); the others wait their turn."""
+
+_M_ARENA_MAX = -8
+"""`mallopt`'s parameter for the most arenas (glibc's malloc.h)."""
+
+
+def few_arenas() -> bool:
+    """Have glibc's malloc keep at most `ARENAS` arenas, before threads start; False when the C
+    library is not glibc (musl, macOS), whose malloc is left as it is."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_ARENA_MAX, ARENAS))
+
+
+def few_threads() -> None:
+    """Run at most `THREADS` requests at once (call it in the event loop, before serving)."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
