@@ -38,6 +38,8 @@ PAGES = (
     "/memory?class=secret",
     "/status",
     "/status?session=hostile",
+    "/sessions/planted",
+    "/?q=tea+password",
 )
 
 
