@@ -71,9 +71,13 @@ def test_the_kept_rows_answer_as_fts5_ranks(tmp_path: Path, seed: int) -> None:
                 data_class = rng.choice(["public", "private"])
                 items.append(Item(f"{session}:{n}:user", "t", data_class, "said", "u", AT, text))
             with index.writing():
-                index.add(items)
+                index.add(items[:20])
                 if batch % 3 == 2:
                     index.remove_session(f"s{batch - 1}-{rng.randrange(5)}")
+                # Rows added, then removed in the same transaction (the last one's session):
+                # their ids go to the rows added next.
+                index.remove_session(items[19].key.rsplit(":", 2)[0])
+                index.add(items[20:])
             got = _compare(index)
             answered, asked = answered + got[0], asked + got[1]
         kept = {row[0] for row in index.conn.execute("SELECT id FROM common_rows")}

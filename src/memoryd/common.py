@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from memoryd.relevance import K1, B, idf
 
@@ -72,6 +73,8 @@ END;
 
 
 _CHUNK = 500
+
+T = TypeVar("T")
 
 
 def kept(conn: sqlite3.Connection) -> bool:
@@ -138,7 +141,16 @@ def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:
     """Bring the tables up to date with the items a write transaction added (inside it): new
     rows join, tables grown too big are cut back, new common terms and tables whose mean
     length has drifted are built, at most `BUDGET` rows scanned."""
-    added = list(added)
+    # A row added and then deleted in the same transaction is gone, and its id may have been
+    # given to a later row: the last item added under an id, if that id is still a row.
+    latest = {item.id: item for item in added}
+    ids = sorted(latest)
+    alive = {
+        row[0]
+        for marks, chunk in _chunks(ids)
+        for row in conn.execute(f"SELECT id FROM items WHERE id IN ({marks})", chunk)
+    }
+    added = [item for i, item in latest.items() if i in alive]
     items, tokens = _counts(conn)
     if not added or not items:
         return
@@ -160,11 +172,10 @@ def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:
     touched = sorted({term for item in added for term in item.counts} - tables.keys())
     stale = [
         (documents, term)
-        for first in range(0, len(touched), _CHUNK)
+        for marks, chunk in _chunks(touched)
         for term, documents in conn.execute(
-            "SELECT term, documents FROM terms WHERE documents >= ? AND term IN "
-            f"({', '.join('?' * len(touched[first : first + _CHUNK]))})",
-            (THRESHOLD, *touched[first : first + _CHUNK]),
+            f"SELECT term, documents FROM terms WHERE documents >= ? AND term IN ({marks})",
+            (THRESHOLD, *chunk),
         )
     ]
     stale += [
@@ -207,6 +218,13 @@ def build(conn: sqlite3.Connection, term: str, average: float) -> None:
         "INSERT INTO common_rows VALUES (?, ?, ?, ?)", [(term, i, tf, n) for _, i, tf, n in rows]
     )
     conn.execute("INSERT OR REPLACE INTO common_terms VALUES (?, ?, ?)", (term, average, bound))
+
+
+def _chunks(values: list[T]) -> Iterator[tuple[str, list[T]]]:
+    """`values` in chunks SQLite takes as parameters, each with its `?, ?, ...`."""
+    for first in range(0, len(values), _CHUNK):
+        chunk = values[first : first + _CHUNK]
+        yield ", ".join("?" * len(chunk)), chunk
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
