@@ -91,6 +91,8 @@ def test_a_dry_run_shows_what_recall_shows_with_keys_and_forgets_nothing(home: H
         # Only what was shown and confirmed is forgotten: a key it does not match is refused.
         status, body = forget(api, query="zebraquux", keys=["s1:1:user", "s9:1:user"])
         assert (status, body["error"]["code"]) == (422, "forget_refused")
+        status, body = forget(api, query="zebraquux")  # no keys: nothing was confirmed
+        assert (status, body["error"]["code"]) == (422, "forget_refused")
         status, body = forget(api, query="zebraquux", keys=["s1:1:user"])
         assert status == 200 and body["forgotten"] == ["s1:1:user"] and body["kind"] == "query"
         recalled = api.post("/v1/recall", json={"query": "zebraquux"}).json()["text"]

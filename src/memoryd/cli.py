@@ -153,7 +153,7 @@ def reindex_command(home_dir: str | None) -> None:
     home = resolve(home_dir).require()
     names = _names(home)
     journal = memory_commands.recovered(home).journal
-    with exclusive(home):  # a forget and a reindex take turns
+    with exclusive(home, needed=False):  # a forget and a reindex take turns
         if sys.stderr.isatty():
             bar: Any = None
 

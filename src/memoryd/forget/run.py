@@ -14,7 +14,8 @@ command or of the daemon. One forget runs at a time (`memory/forget.lock`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -93,11 +94,19 @@ class Place:
     writer: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
 
 
-def exclusive(home: Home, timeout: float = TIMEOUT) -> contextlib.AbstractContextManager[None]:
-    """The lock one forget at a time holds (`memory/forget.lock`), which a reindex holds too:
-    one that read a log before a forget wrote its placeholders would bring the text back."""
+@contextlib.contextmanager
+def exclusive(home: Home, timeout: float = TIMEOUT, needed: bool = True) -> Iterator[None]:
+    """Hold the lock one forget at a time holds (`memory/forget.lock`), which a reindex holds
+    too: one that read a log before a forget wrote its placeholders would bring the text back.
+    Not `needed` (a reindex), it is passed over where no forget can run: a home that cannot be
+    written."""
+    folder = home.memory if home.memory.is_dir() else home.root
+    if not needed and not os.access(folder, os.W_OK):
+        yield
+        return
     make_folder(home.memory)
-    return locked(home.memory / "forget.lock", timeout)
+    with locked(home.memory / "forget.lock", timeout):
+        yield
 
 
 def _rendered(n: int, hit: Hit) -> str:
@@ -239,6 +248,11 @@ def _begun(place: Place, made: Plan, now: datetime) -> record.Begun:
 def forget(place: Place, request: Asked, now: datetime | None = None) -> Done:
     """Forget what `request` covers, for good; what was forgotten, by key."""
     now = now or datetime.now(UTC)
+    if request.query is not None and not request.keys:
+        raise ForgetError(
+            "a query forgets only the matches the owner confirmed: send their keys (a dry run "
+            "lists them)"
+        )
     with exclusive(place.home):
         _resume_locked(place)
         made = plan(place, request)
