@@ -215,12 +215,15 @@ def test_undo_of_a_line_that_held_a_forgotten_entry_says_so(home: Home, index: I
 def test_status_says_how_many_items_were_forgotten_and_when(home: Home, index: Index) -> None:
     write_log(home, "s1", turn("one zebraquux", "two") + turn("three", "four"))
     forget(place(home, index), Asked(keys=("s1:1",)))
+    with (home.memory / "forgotten.jsonl").open("a") as f:  # lines edited by hand: passed over
+        f.write('not json\n[1]\n{"id": 7, "at": "' + KEY + '", "items": 5}\n')
+        f.write('{"id": 8, "at": "2026-01-01T00:00:00Z", "items": -3}\n')
     done = memoryd(home, "status")
     assert done.returncode == 0, done.stderr
-    assert "forgotten 2 items, last on 20" in done.stdout
+    assert "forgotten 2 items, last on 20" in done.stdout and KEY not in done.stdout
     status = json.loads(memoryd(home, "status", "--json").stdout)
     assert status["forgotten"]["items"] == 2 and status["forgotten"]["forgets"] == 1
-    done_line = json.loads((home.memory / "forgotten.jsonl").read_text())
+    done_line = json.loads((home.memory / "forgotten.jsonl").read_text().splitlines()[0])
     assert done_line["keys"] == ["s1:1:user", "s1:1:reply"] and done_line["kind"] == "turn"
     assert os.stat(home.memory / "forgotten.jsonl").st_mode & 0o777 == 0o600
     assert not (home.memory / "forgetting.json").exists()

@@ -22,6 +22,7 @@ from typing import Any
 
 from memoryd.home import make_folder, open_private
 from memoryd.memory.journal import fsync_folder, replace
+from memoryd.text import parse_time
 
 BEGUN = "forgetting.json"
 DONE = "forgotten.jsonl"
@@ -80,7 +81,7 @@ def begun(memory: Path) -> Begun | None:
     try:
         return Begun.from_json(text)
     except (ValueError, KeyError, TypeError):
-        return None  # torn before its rename could not happen: a hand-made file, not ours
+        return None  # written whole by a rename: one that does not parse was not memoryd's
 
 
 def begin(memory: Path, record: Begun) -> None:
@@ -124,9 +125,23 @@ def history(memory: Path) -> list[dict[str, Any]]:
         for text in f:
             with contextlib.suppress(ValueError):
                 entry = json.loads(text)
-                if isinstance(entry, dict) and isinstance(entry.get("id"), int):
+                if _recorded(entry):
                     found.append(entry)
     return found
+
+
+def _recorded(entry: Any) -> bool:
+    # The file is the owner's to read and keep: a line edited by hand into something else is
+    # passed over, not shown.
+    if not isinstance(entry, dict):
+        return False
+    items, at = entry.get("items"), entry.get("at")
+    if not isinstance(entry.get("id"), int) or not isinstance(items, int) or items < 0:
+        return False
+    if not isinstance(at, str):
+        return False
+    parse_time(at)  # ValueError when it is not a time
+    return True
 
 
 def next_id(memory: Path) -> int:
