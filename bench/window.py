@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.1)
         time.sleep(0.5)
         with Client.unix(home) as client:
-            link = client.window()
+            link = client.window()["url"]
             sessions = int(client.status()["sessions"])
         parts = urlsplit(link)
         base = f"{parts.scheme}://{parts.netloc}"
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
 def client_link(home: Home) -> str:
     """A new one-time link (each browser profile opens its own session)."""
     with Client.unix(home) as client:
-        return client.window()
+        return client.window()["url"]
 
 
 if __name__ == "__main__":

@@ -161,7 +161,8 @@ def main() -> int:
             )
             client.recall("sailing trip Lena", 5, "telegram-2026-11-02")
             client.recall("mooring fee", 5, "chat-2026-11-20")
-            link = client.window()
+            made = client.window()
+            link = made["url"]
         OUT.mkdir(parents=True, exist_ok=True)
         base = f"{urlsplit(link).scheme}://{urlsplit(link).netloc}"
         with sync_playwright() as playwright:
@@ -173,7 +174,8 @@ def main() -> int:
                 viewport={"width": 1100, "height": 760},
             )
             page = context.new_page()
-            page.goto(link)
+            page.goto(Path(made["file"]).as_uri())  # as `memoryd window` opens it
+            page.wait_for_url(base + "/")
             shots = {
                 "search": "/?q=sailing+boat&k=8",
                 "sessions": "/sessions",

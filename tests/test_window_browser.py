@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
 from memoryd.home import Home
 from test_serve_daemon import Daemon
-from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, base, fill, link
+from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, base, fill, made
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -36,20 +36,32 @@ ARGS = (
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """Debian's Chromium, headless, with a fresh profile; a loud failure when it is missing."""
+def playwright() -> Iterator[Playwright]:
+    """Playwright, once Debian's Chromium is there; a loud failure when it is missing."""
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
             "chromium) to run the window's browser tests; `make test` does it as root"
         )
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), args=list(ARGS), headless=True
-        )
-        yield context  # type: ignore[misc]
-        context.close()
+    with sync_playwright() as running:
+        yield running
+
+
+def launch(playwright: Playwright, profile: Path) -> BrowserContext:
+    """Debian's Chromium, headless, with the fresh profile `profile`."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), args=list(ARGS), headless=True
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(
+    playwright: Playwright, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserContext]:
+    """The module's browser."""
+    context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
+    yield context
+    context.close()
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +76,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 
 
 @pytest.fixture(scope="module")
-def page(browser: Browser, served: Daemon) -> Iterator[Page]:
+def page(browser: BrowserContext, served: Daemon) -> Iterator[Page]:
     """A tab with the window open; every dialog (an alert a script would raise) is recorded."""
     tab = browser.new_page()
     tab.set_default_timeout(5000)
     tab.dialogs = []  # type: ignore[attr-defined]
     tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
-    tab.goto(link(served))
+    opener = Path(made(served)["file"])
+    tab.goto(opener.as_uri())  # as `memoryd window` opens it: the opener posts the token
+    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    assert not opener.exists()
     yield tab
     tab.close()
 
@@ -89,6 +104,24 @@ def test_the_link_lands_on_a_clean_address_with_an_httponly_cookie(
     cookies = page.context.cookies()
     assert len(cookies) == 1 and cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict"
     assert page.evaluate("document.cookie") == ""
+
+
+def test_no_file_of_the_browsers_profile_keeps_the_token_the_opener_posted(
+    playwright: Playwright, served: Daemon, tmp_path: Path
+) -> None:
+    opening = made(served)
+    token = opening["url"].partition("t=")[2]
+    profile = tmp_path / "profile"
+    context = launch(playwright, profile)
+    tab = context.new_page()
+    tab.goto(Path(opening["file"]).as_uri())
+    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    tab.goto(tab.url + "sessions")
+    context.close()  # the history is written out
+    assert (profile / "Default" / "History").exists()
+    kept = [p for p in profile.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
+    assert kept == []
+    assert not Path(opening["file"]).exists()
 
 
 def test_search_shows_items_as_the_model_sees_them_and_leads_to_their_turn(page: Page) -> None:
@@ -141,7 +174,7 @@ def test_memory_edits_undo_and_refusals_go_through_the_check_and_journal(page: P
     line = page.locator("#journal > li").first
     assert "add" in line.inner_text() and "Rex" in line.inner_text()
     line.locator("button", has_text="undo").click()
-    page.wait_for_url(DONE)
+    page.wait_for_url(re.compile(r"/memory\?undone=\d+"))
     assert "Rex" not in page.locator("section#notes\\.md ol.entries").inner_text()
     assert "undo" in page.locator("#journal > li").first.inner_text()
     notes = page.locator("section#notes\\.md")

@@ -5,6 +5,7 @@ home itself, with the window, until stopped."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -39,16 +40,25 @@ def test_with_a_daemon_the_browser_gets_the_link_and_the_output_no_token(
             timeout=30,
         )
         assert done.returncode == 0, done.stderr
-        link = seen.read_text()
-        assert "/open?t=" in link
-        token = link.partition("t=")[2]
-        assert token not in done.stdout + done.stderr
+        uri = seen.read_text()
+        assert uri.startswith("file://") and "t=" not in uri
+        page = Path(uri.removeprefix("file://")).read_text()
+        action = re.search(r'action="([^"]+)"', page)
+        token = re.search(r'name="t" value="([^"]+)"', page)
+        assert action is not None and token is not None
+        assert token.group(1) not in done.stdout + done.stderr
         assert "the window is open in your browser" in done.stdout
-        with opened(link) as client:
-            assert client.get("/").status_code == 200
+        answer = httpx.post(
+            action.group(1),
+            data={"t": token.group(1)},
+            headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+        )
+        assert answer.status_code == 200 and "set-cookie" in answer.headers
+        assert not Path(uri.removeprefix("file://")).exists()
+        assert httpx.post(action.group(1), data={"t": token.group(1)}).status_code == 403
     finally:
         assert running.stop() == 0
-    assert token not in running.output()
+    assert token.group(1) not in running.output()
 
 
 def test_without_a_daemon_it_serves_the_home_and_prints_the_link(home: Home) -> None:

@@ -60,13 +60,18 @@ def fill(home: Home) -> None:
     (home.memory / "notes.md").write_text("# Notes\n\nThe owner likes hiking.\n")
 
 
-def link(daemon: Daemon) -> str:
-    """A one-time link from the daemon, asked over its socket."""
+def made(daemon: Daemon) -> dict[str, str]:
+    """A one-time link (`url`) and its opener (`file`) from the daemon, asked over its socket."""
     with daemon.client() as client:
         answer = client.post("/v1/window")
     assert answer.status_code == 200, answer.text
-    url: str = answer.json()["url"]
-    return url
+    found: dict[str, str] = answer.json()
+    return found
+
+
+def link(daemon: Daemon) -> str:
+    """A one-time link from the daemon."""
+    return made(daemon)["url"]
 
 
 def base(url: str) -> str:

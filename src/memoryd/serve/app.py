@@ -206,9 +206,9 @@ WINDOW_OFF = (
 )
 
 
-def create_app(service: Service, window: Callable[[], str] | None = None) -> FastAPI:
-    """The API over `service`; `window` makes a one-time link to the owner's window (None:
-    the window is off)."""
+def create_app(service: Service, window: Callable[[], dict[str, str]] | None = None) -> FastAPI:
+    """The API over `service`; `window` makes a one-time link to the owner's window and its
+    opener file (None: the window is off)."""
     app = FastAPI(
         title="memoryd",
         summary="The memory of a personal AI agent.",
@@ -325,10 +325,11 @@ def create_app(service: Service, window: Callable[[], str] | None = None) -> Fas
 
     @app.post("/v1/window")
     def open_window() -> Any:
-        """A one-time link that opens the owner's window in a browser (docs/window.md)."""
+        """A one-time link that opens the owner's window in a browser (`url`), and the file
+        that opens it without the link entering the browser's history (`file`; docs/window.md)."""
         if window is None:
             return error(404, "window_off", WINDOW_OFF)
-        return {"url": window()}
+        return window()
 
     @app.get("/v1/health")
     def health() -> dict[str, Any]:

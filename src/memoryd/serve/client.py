@@ -173,9 +173,10 @@ class Client:
                 return False
             raise
 
-    def window(self) -> str:
-        """A one-time link to the owner's window (docs/window.md)."""
-        return str(self._call("POST", "/v1/window")["url"])
+    def window(self) -> dict[str, str]:
+        """A one-time link to the owner's window (`url`) and its opener (`file`)."""
+        found = self._call("POST", "/v1/window")
+        return {"url": str(found["url"]), "file": str(found["file"])}
 
     def tools(self) -> list[dict[str, Any]]:
         """The model's tool schemas."""

@@ -461,7 +461,7 @@ def serve(
     listen: str | None = None,
     public: bool = False,
     window: bool = False,
-    opened: Callable[[str], None] | None = None,
+    opened: Callable[[dict[str, str]], None] | None = None,
 ) -> None:
     """Serve `home` until SIGTERM or SIGINT; the socket is removed on the way out. `window`
     opens the owner's window on a `--public` daemon; `opened` is given a link to it once the

@@ -28,8 +28,9 @@ from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
 from memoryd.window import forget as forget_page
-from memoryd.window import honcho, recalls, search, sessions, status, turns
+from memoryd.window import honcho, opener, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page
+from memoryd.window.guard import cookie_name
 from memoryd.window.html import Html, el, join
 from memoryd.window.keys import Keys, same
 from memoryd.window.layout import notice, page
@@ -89,26 +90,29 @@ def build(service: Service, keys: Keys) -> Starlette:
     """The window's pages over `service`, opened by links from `keys`."""
 
     async def opened(request: Request) -> Response:
-        cookie = keys.open(request.query_params.get("t", ""))
+        posted = request.method == "POST"
+        if posted:
+            body = (await request.body()).decode("utf-8", "replace")
+            token = parse_qs(body).get("t", [""])[0]
+        else:
+            token = request.query_params.get("t", "")
+        cookie = keys.open(token)
+        opener.remove(service.home.root, token)
         if cookie is None:
-            return _html(
-                page(
-                    "Link used",
-                    "",
-                    el(
-                        "p",
-                        "This link was used already or is too "
-                        "old: run `memoryd window` for a new one.",
-                    ),
-                ),
-                403,
+            used = "This link was used already or is too old: run `memoryd window` again."
+            return _html(page("Link used", "", el("p", used)), 403)
+        if posted:
+            # A page of the window's own that moves on to `/`: the cookie is Strict, and the
+            # opener's post came from a file (another site), a redirect would not carry it.
+            answer: Response = _html(
+                page("Opening", "", el("p", el("a", "Open", href="/")), refresh="/")
             )
-        # The link is not kept: the redirect leaves a clean address in the history.
-        answer = RedirectResponse("/", status_code=303)
-        port = request.url.port or 80
-        answer.set_cookie(
-            f"memoryd_window_{port}", cookie, httponly=True, samesite="strict", path="/"
-        )
+        else:
+            # The redirect leaves a clean address on screen (the link stays in the history,
+            # used up: the opener is for that).
+            answer = RedirectResponse("/", status_code=303)
+        name = cookie_name(request.url.port or 80)  # the Host's port: the guard checked it
+        answer.set_cookie(name, cookie, httponly=True, samesite="strict", path="/")
         return answer
 
     async def asset(request: Request) -> Response:
@@ -173,8 +177,11 @@ def build(service: Service, keys: Keys) -> Starlette:
         lines = memory_page.journal(service.memory)
         body = memory_page.page_body(found, chosen, lines, _csrf(request))
         done = request.query_params.get("done", "")
+        undone = request.query_params.get("undone", "")
         if message is None and done.isdigit():
             message = notice(f"Done: journal line {int(done)}.")
+        if message is None and undone.isdigit():
+            message = notice(f"Undid journal line {int(undone)}.")
         return _html(page("Memory", "memory", join([message or "", body])), status_code)
 
     async def memory(request: Request) -> Response:
@@ -213,7 +220,7 @@ def build(service: Service, keys: Keys) -> Starlette:
             return await run_in_threadpool(
                 memory_html, request, notice(message, "error"), status_code
             )
-        return RedirectResponse("/memory?done=" + line + "#journal", status_code=303)
+        return RedirectResponse(f"/memory?undone={int(line)}#journal", status_code=303)
 
     async def state(request: Request) -> Response:
         session = _session_id(request.query_params.get("session"))
@@ -246,7 +253,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         return Response(status_code=204)
 
     routes = [
-        Route("/open", opened),
+        Route("/open", opened, methods=["GET", "POST"]),
         Route("/favicon.ico", icon),
         Route("/static/{name}", asset),
         Route("/", home),

@@ -2,13 +2,16 @@
 
 When a daemon serves the home, it is asked for a link (over its socket, or over `--url` with
 the bearer token) and the command ends. When none does, this command becomes the daemon: it
-serves the home, with the window, until Ctrl-C. The link is opened in the browser; when there
-is none it is printed, to be opened by hand (it works once, within two minutes).
+serves the home, with the window, until Ctrl-C. The browser is pointed at the link's opener (a
+file in the home that posts the token, so that no address the browser keeps holds it); when
+there is no browser the link is printed, to be opened by hand (it works once, within two
+minutes, and then stays in that browser's history used up).
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import click
 
@@ -17,20 +20,22 @@ from memoryd.options import home_option
 from memoryd.serve.client import Client, serves
 
 
-def show(link: str, browser: bool) -> None:
-    """Open `link` in the browser; print it when there is none (or `browser` is False)."""
+def show(link: dict[str, str], browser: bool) -> None:
+    """Open the link's opener in the browser; print the link when there is none (or
+    `browser` is False)."""
     import webbrowser  # only when a link is shown
 
-    clean = link.partition("?")[0].removesuffix("/open") + "/"
+    url = link["url"]
+    clean = url.partition("?")[0].removesuffix("/open") + "/"
     if browser:
         try:
-            if webbrowser.get().open(link):
+            if webbrowser.get().open(Path(link["file"]).as_uri()):
                 click.echo(f"memoryd: the window is open in your browser ({clean})")
                 return
         except webbrowser.Error:
             pass
     click.echo("memoryd: open this link in a browser on this machine (it works once):")
-    click.echo(link)
+    click.echo(url)
 
 
 @click.command("window")

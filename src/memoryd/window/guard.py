@@ -110,6 +110,12 @@ class WindowGuard:
                 "This address is not memoryd's window: open the link `memoryd window` prints.",
             )
             return
+        path = str(scope.get("path", ""))
+        if path == OPEN and scope.get("method") == "POST":
+            # The opener posts from a file (Origin: null, cross-site): its one-time token is
+            # all it needs, and a page elsewhere has none.
+            await self.app(scope, receive, headed)
+            return
         origin = headers.get(b"origin")
         if origin is not None and origin not in self.origins:
             await _refuse(headed, 403, "A page of another site may not call memoryd's window.")
@@ -118,7 +124,6 @@ class WindowGuard:
         if site is not None and site not in _FETCH_SITES:
             await _refuse(headed, 403, "A page of another site may not call memoryd's window.")
             return
-        path = str(scope.get("path", ""))
         if path == OPEN or path.startswith(STATIC):
             await self.app(scope, receive, headed)
             return

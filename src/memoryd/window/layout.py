@@ -14,9 +14,9 @@ NAV = (
 )
 
 
-def page(title: str, active: str, body: Html) -> Html:
+def page(title: str, active: str, body: Html, refresh: str | None = None) -> Html:
     """A whole page: head (the package's stylesheet and script, no inline code), the
-    navigation with `active` marked, then `body`."""
+    navigation with `active` marked, then `body`; `refresh` moves on to that path at once."""
     links = join(
         el("a", label, href=href, aria_current="page" if name == active else None)
         for name, href, label in NAV
@@ -24,6 +24,7 @@ def page(title: str, active: str, body: Html) -> Html:
     head = join(
         (
             el("meta", charset="utf-8"),
+            el("meta", http_equiv="refresh", content=f"0;url={refresh}") if refresh else "",
             el("meta", name="viewport", content="width=device-width, initial-scale=1"),
             el("title", f"{title} · memoryd"),
             el("link", rel="stylesheet", href="/static/window.css"),

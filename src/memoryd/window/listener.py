@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.serve.app import Guard
 from memoryd.serve.service import Service
+from memoryd.window import opener
 from memoryd.window.app import build
 from memoryd.window.guard import OPEN, WindowGuard, hosts_of
 from memoryd.window.keys import Keys
@@ -76,14 +77,19 @@ class Window:
         pages = Guard(build(self.service, self.keys))
         return WindowGuard(pages, self.keys, hosts_of(host, port), port)
 
-    def link(self) -> str:
-        """A one-time link to the window, its listener started when it has none yet."""
+    def link(self) -> dict[str, str]:
+        """A one-time link to the window (`url`), its listener started when it has none yet,
+        and its opener (`file`: the file to point the browser at, so that the token stays
+        out of the browser's history)."""
         with self._lock:
             if self.address is None:
                 self.address = self._start()
         host, port = self.address
         shown = f"[{host}]" if ":" in host else host
-        return f"http://{shown}:{port}{OPEN}?t={self.keys.link()}"
+        token = self.keys.link()
+        base = f"http://{shown}:{port}{OPEN}"
+        made = opener.write(self.service.home.root, base, token)
+        return {"url": f"{base}?t={token}", "file": str(made)}
 
     def _start(self) -> tuple[str, int]:
         # The daemon's wiring is imported here: it imports this module.
@@ -109,7 +115,8 @@ class Window:
         return LOOPBACK, port
 
     def stop(self) -> None:
-        """Stop the window's own listener, if it has one."""
+        """Stop the window's own listener, if it has one; remove the openers left."""
+        opener.sweep(self.service.home.root)
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=3)

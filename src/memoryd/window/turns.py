@@ -77,7 +77,7 @@ def read(sessions: Path, session: str, start: int = 0) -> View:
                 if record.untrusted and not tainted:
                     tainted = True
                     view.taint_from = (epoch, line.number)
-                kind = "damaged" if line.damage is not None else str(record.kind or "other")
+                kind = "damaged" if line.damage is not None else _kind(record.kind, record.data)
                 if record.kind is Kind.USER:
                     turn += 1
                 if record.kind is Kind.SESSION:
@@ -94,6 +94,14 @@ def read(sessions: Path, session: str, start: int = 0) -> View:
         except (DamagedLogError, OSError) as e:
             view.problem = redact(str(e))
     return view
+
+
+def _kind(kind: Kind | None, data: dict[str, object]) -> str:
+    # A type memoryd does not read (`forgotten`, a loop's own `x-...`) is shown by its name.
+    if kind is not None:
+        return str(kind)
+    name = data.get("type")
+    return boundary.name(name, 40) if isinstance(name, str) else "other"
 
 
 def _entry(
@@ -124,7 +132,7 @@ def _entry(
     )
 
 
-def _entry_html(session: str, entry: Entry, first_turn: set[int]) -> Html:
+def _entry_html(session: str, entry: Entry) -> Html:
     marks = [badge(entry.kind, f"kind-{entry.kind}"), badge(f"line {entry.line}", "where")]
     if entry.name:
         marks.append(badge(entry.name, "who"))
@@ -136,8 +144,7 @@ def _entry_html(session: str, entry: Entry, first_turn: set[int]) -> Html:
         marks.append(badge("after taint", "after-taint"))
     anchor = None
     forget = Html("")
-    if entry.kind == "user" and entry.turn is not None and entry.turn not in first_turn:
-        first_turn.add(entry.turn)
+    if entry.kind == "user" and entry.turn is not None:
         anchor = f"turn-{entry.turn}"
         marks.insert(0, badge(f"turn {entry.turn}", "turn"))
         forget = el(
@@ -177,12 +184,11 @@ def page_body(session: str, view: View, start: int) -> Html:
         parts.append(el("p", view.problem, class_="notice error"))
     items: list[Html] = []
     epoch = None
-    seen: set[int] = set()
     for entry in view.entries:
         if entry.epoch != epoch:
             epoch = entry.epoch
             items.append(el("li", f"epoch {epoch} ({epoch}.jsonl)", class_="epoch"))
-        items.append(_entry_html(session, entry, seen))
+        items.append(_entry_html(session, entry))
     parts.append(el("ol", join(items), class_="records"))
     link = f"/sessions/{quote(session, safe='')}"
     if start:
