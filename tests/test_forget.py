@@ -364,3 +364,13 @@ def test_a_line_that_changed_since_it_was_read_is_not_written_over(home: Home) -
     path.write_bytes(changed)  # the owner edited the log by hand meanwhile
     assert logs.overwrite("s1", read_before) == 0
     assert path.read_bytes() == changed
+
+
+def test_an_entry_is_forgotten_from_a_file_whose_other_entries_fail_the_check(
+    home: Home, index: Index
+) -> None:
+    notes = home.memory / "notes.md"
+    notes.write_text("likes tea\n\nlikes tea\n\nthe gate code is tundrapike\n")  # by hand
+    forget(place(home, index), Asked(entry=("notes.md", "tundrapike")))
+    assert notes.read_text() == "likes tea\n\nlikes tea\n"
+    assert traces(home, "tundrapike") == []

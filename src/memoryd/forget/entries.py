@@ -2,7 +2,7 @@
 
 A forget names an entry by its text's digest (`digest`: an HMAC under the forget's own random
 salt, kept only while the forget is under way), never by its text. The entry is first removed
-from its file by an ordinary owner's edit (journalled, crash-safe), then its text is taken out
+from its file as an owner's `remove` (journalled first, crash-safe), then its text is taken out
 of every journal line's `added` and `removed`, each such line saying how many it lost
 (`forgotten`), and the journal is replaced atomically under the home's lock. Its lines keep
 their lengths where they can (spaces pad a shorter line), so readers' offsets stay valid.
@@ -16,12 +16,23 @@ import hmac
 from collections.abc import Collection
 from datetime import datetime
 
-from memoryd.errors import ForgetError
+from memoryd.errors import ForgetError, JournalError
 from memoryd.lock import locked
-from memoryd.memory.edits import OWNER, Request, edit
-from memoryd.memory.files import FileSpec, Memory, parse
-from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, replace
-from memoryd.memory.recovery import recover, recover_locked
+from memoryd.memory.files import FileSpec, Memory, change, parse, render
+from memoryd.memory.journal import (
+    By,
+    Line,
+    Op,
+    append,
+    read,
+    read_bytes,
+    read_file,
+    replace,
+    sha256,
+    stamp,
+    take_back,
+)
+from memoryd.memory.recovery import recover_locked
 from memoryd.secrets import redact
 
 
@@ -66,17 +77,47 @@ def keys(memory: Memory, digests: Collection[str], salt: str) -> list[str]:
 
 
 def remove(memory: Memory, file: str, wanted: Collection[str], salt: str, now: datetime) -> None:
-    """Remove from `file` the entries whose digests are `wanted`, each by an owner's edit."""
+    """Remove from `file` the entries whose digests are `wanted`, each journalled as an owner's
+    `remove` (not checked as an edit is: taking an entry out is never refused for what the
+    other entries of a file edited by hand hold)."""
     try:
         spec = memory.find(file)
     except KeyError:
         return  # a file no longer configured: only the journal holds its entries
-    # A removal a crash cut short is journalled already: recovery finishes it first.
-    recover(memory, now)
-    text = read_file(memory.path(spec)).decode("utf-8", "replace")
-    for entry in parse(text).entries:
-        if digest(salt, redact(entry)) in wanted:
-            edit(memory, Request(Op.REMOVE, spec.name, old=entry), OWNER, now)
+    with locked(memory.lock):
+        # A removal a crash cut short is journalled already: recovery finishes it first.
+        journal = recover_locked(memory, now)
+        path = memory.path(spec)
+        content = read_file(path)
+        doc = parse(content.decode("utf-8", "replace"))
+        gone = [entry for entry in doc.entries if digest(salt, redact(entry)) in wanted]
+        if not gone:
+            return
+        try:
+            new = render(change(doc, gone, [])).encode("utf-8")
+        except ValueError:
+            raise ForgetError(
+                f"{spec.name} holds the entry more than once: remove the copies by hand, then "
+                "run any memoryd command (the forget is finished then)"
+            ) from None
+        line = Line(
+            id=journal.last.id + 1 if journal.last is not None else 1,
+            at=stamp(now),
+            file=spec.path,
+            op=Op.REMOVE,
+            by=By.OWNER,
+            session=None,
+            data_class=spec.data_class,
+            before=sha256(content),
+            after=sha256(new),
+            removed=tuple(redact(entry) for entry in gone),
+            added=(),
+        )
+        size = append(memory.journal, line)
+        try:
+            replace(path, new)
+        except JournalError as e:
+            raise take_back(memory.journal, size, e) from e
 
 
 def _without(line: Line, digests: Collection[str], salt: str) -> Line:
