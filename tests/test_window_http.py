@@ -243,3 +243,10 @@ def test_a_forget_needs_the_csrf_token_and_a_link_only_shows_what_it_would_forge
         done = client.post("/forget", data={"keys": "plain-007:1:user", "csrf": token})
         assert done.status_code == 200 and "plain-007:1:user" in done.text
         assert "ordinary turn number 7 " not in client.get("/?q=ordinary+turn+number+7").text
+
+
+def test_the_sessions_list_says_where_a_sessions_taint_starts(served: Daemon) -> None:
+    with opened(link(served)) as client:
+        listed = client.get("/sessions?page=1").text
+    row = listed[listed.index('href="/sessions/hostile"') :].split("</tr>")[0]
+    assert "tainted" in row and "from line 5 of 0.jsonl" in row

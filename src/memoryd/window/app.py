@@ -8,7 +8,6 @@ by the page again with the refusal in memoryd's own words.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
@@ -37,8 +36,6 @@ from memoryd.window.layout import notice, page
 
 ASSETS = {"window.css": "text/css; charset=utf-8", "window.js": "text/javascript; charset=utf-8"}
 """The package's assets, the only files the window serves."""
-
-Handler = Callable[[Request], Awaitable[Response]]
 
 
 class Refused(Exception):

@@ -69,10 +69,9 @@ def journal(memory: Memory) -> list[Line]:
     return list(reversed(scan(b"".join(raw + b"\n" for raw in last)).lines))
 
 
-def undone(memory: Memory, line_id: int) -> str:
-    """Undo journal line `line_id` as the owner; what it did, in the CLI's words."""
-    done = undo(memory, line_id, OWNER, datetime.now(UTC))
-    return f"undid line {line_id} as journal line {done.line.id}; {done.usage}"
+def undone(memory: Memory, line_id: int) -> None:
+    """Undo journal line `line_id` as the owner: a new, checked edit (`memoryd memory undo`)."""
+    undo(memory, line_id, OWNER, datetime.now(UTC))
 
 
 def _bar(used_now: int, budget: int) -> Html:

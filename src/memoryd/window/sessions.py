@@ -2,9 +2,11 @@
 
 Everything comes from the index's read state of each session (`logs`: class, turns, taint,
 damage, kept by every catch-up) and the times of a page's first and last items; only the
-channel is read from the logs, from the first line of each listed session's `0.jsonl`. A page
-costs one sorted query and fifty small reads, whatever the number of sessions. Newest is the
-session folder's change time as the index recorded it (a session's start, or its last epoch).
+channel is read from the logs, from the first line of each listed session's `0.jsonl`, and, for
+a tainted one, the line its taint starts at (within its first `TAINT_LINES` lines). A page
+costs one sorted query and a few small reads of each of its fifty sessions, whatever the number
+of sessions. Newest is the session folder's change time as the index recorded it (a session's
+start, or its last epoch).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd import boundary
+from memoryd.errors import DamagedLogError
 from memoryd.index import Index
+from memoryd.logfiles import epoch_logs, read_from
 from memoryd.sessions import Kind, parse_line
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
@@ -26,6 +30,10 @@ PAGE = 50
 """Sessions a page lists."""
 
 _FIRST_LINE = 4096
+
+TAINT_LINES = 50
+"""How many lines of a tainted session the list reads for the line its taint starts at (the
+session's page reads them all)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class Row:
     channel: str
     turns: int
     tainted: bool
+    taint_from: str
     damaged: int
     damage: str | None
     started: str
@@ -59,6 +68,24 @@ def channel(sessions: Path, session: str) -> str:
         return ""
     value = record.data.get("channel") if record.kind is Kind.SESSION else None
     return boundary.name(value) if isinstance(value, str) else ""
+
+
+def taint_from(sessions: Path, session: str) -> str:
+    """Where a tainted session's taint starts (`line 5 of 0.jsonl`), when it is within its
+    first `TAINT_LINES` lines; '' otherwise."""
+    seen = 0
+    for epoch, path in epoch_logs(sessions, session):
+        try:
+            _, lines = read_from(path)
+            for line in lines:
+                if line.record.untrusted:
+                    return f"line {line.number} of {epoch}.jsonl"
+                seen += 1
+                if seen >= TAINT_LINES:
+                    return ""
+        except (DamagedLogError, OSError):
+            return f"{epoch}.jsonl"
+    return ""
 
 
 def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int]:
@@ -103,6 +130,7 @@ def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int]:
                 channel(sessions, session),
                 state["turns"],
                 state["tainted"],
+                taint_from(sessions, session) if state["tainted"] else "",
                 state.get("damaged", 0),
                 damage,
                 times.get(f"{session}:1:user", ""),
@@ -122,6 +150,8 @@ def _when(at: str) -> str:
 def _row(row: Row) -> Html:
     link = f"/sessions/{quote(row.session, safe='')}"
     marks = [tainted_badge()] if row.tainted else []
+    if row.taint_from:
+        marks.append(badge(f"from {row.taint_from}", "tainted"))
     if row.damaged:
         marks.append(badge(f"{row.damaged} damaged", "damaged"))
     return el(
