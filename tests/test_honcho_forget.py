@@ -4,9 +4,10 @@ Honcho sessions that held it are deleted and their other turns sent again once, 
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
@@ -14,10 +15,11 @@ from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.honcho import run
-from memoryd.honcho.client import Honcho
+from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.forget import forget_in_honcho, new_target
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Backoff, Target, Worker
+from test_honcho_sync import SlowToGiveUp
 from test_memory_support import add, memory_of
 
 WS = "box"
@@ -405,6 +407,67 @@ def test_a_batch_read_before_the_forget_goes_out_without_the_forgotten_turn(
     assert all(SECRETISH.encode() not in r.raw for r in fake.requests)
     assert deletes(fake) == []
     assert [m["metadata"]["key"] for m in fake.messages(WS)] == ["s1:1:user", "s1:1:reply"]
+
+
+class SlowToGiveUpOnce(SlowToGiveUp):
+    """Slow to give up on its first batch only."""
+
+    calls = 0
+
+    def add_messages(
+        self,
+        workspace: str,
+        session: str,
+        messages: Sequence[MessageIn],
+        *,
+        timeout: float | None = None,
+    ) -> list[Message]:
+        self.calls += 1
+        if self.calls == 1:
+            return super().add_messages(workspace, session, messages, timeout=timeout)
+        return Honcho.add_messages(self, workspace, session, messages, timeout=timeout)
+
+
+def test_a_delete_waits_for_a_batch_whose_failure_was_heard_late(
+    home: Home, fake: FakeHoncho
+) -> None:
+    # Sent at 0, its timeout heard only at 1.5 (past the 0.5 s limit), committed at 2.0: the
+    # forget came while it was going out, so its delete waits until 1.5 + grace (2.5).
+    write_log(home, "s1", turn("first question", "first answer"))
+    write_log(home, "s1", turn(f"my code word is {SECRETISH}", "noted"))
+    state = SyncState(home.memory / "honcho.sqlite")
+    honcho = SlowToGiveUpOnce(fake.url, None)
+    try:
+        target = Target(WS, "boxmaker", "kyle")
+        worker = Worker(
+            home.sessions,
+            state,
+            honcho,
+            target,
+            backoff=Backoff(0.01, 0.05),
+            timeout=0.5,
+            grace=1.0,
+        )
+        worker.scan()
+        started = time.monotonic()
+        sending = threading.Thread(target=worker.send)
+        sending.start()
+        probe = sqlite3.connect(home.memory / "honcho.sqlite")
+        deadline = time.monotonic() + 5
+        while not probe.execute("SELECT count(*) FROM outbox WHERE sending = 1").fetchone()[0]:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        probe.close()
+        forget_in_honcho(home, ["s1:2:user"])
+        sending.join()
+        assert worker.run_until(time.time() + 10)
+    finally:
+        honcho.close()
+        state.close()
+    (delete,) = [r for r in fake.requests if r.method == "DELETE"]
+    assert delete.at >= started + 2.4
+    (commit,) = [r for r in fake.requests if SECRETISH.encode() in r.raw]
+    assert commit.at < delete.at
 
 
 def test_without_a_state_file_there_is_nothing_to_do(home: Home) -> None:
