@@ -6,8 +6,10 @@ log the whole time, and the CLI forgetting an item, a turn, a session, an entry 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -374,3 +376,45 @@ def test_an_entry_is_forgotten_from_a_file_whose_other_entries_fail_the_check(
     forget(place(home, index), Asked(entry=("notes.md", "tundrapike")))
     assert notes.read_text() == "likes tea\n\nlikes tea\n"
     assert traces(home, "tundrapike") == []
+
+
+def on_a_terminal(home: Home, answer: bytes, *args: str) -> tuple[int, str]:
+    """Run `memoryd forget ARGS` with a terminal as its input, answering its question."""
+    import pty
+
+    main, other = pty.openpty()
+    env = dict(os.environ, MEMORYD_HOME=str(home.root))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "forget", *args],
+        stdin=other,
+        stdout=other,
+        stderr=other,
+        env=env,
+    )
+    os.close(other)
+    said = b""
+    deadline = time.monotonic() + 30
+    while b"for good?" not in said and time.monotonic() < deadline:
+        if select.select([main], [], [], 1)[0]:
+            try:
+                said += os.read(main, 4096)
+            except OSError:  # the command ended without asking
+                break
+    os.write(main, answer)
+    code = proc.wait(timeout=60)
+    with contextlib.suppress(OSError):
+        while chunk := os.read(main, 4096):
+            said += chunk
+    os.close(main)
+    return code, said.decode(errors="replace")
+
+
+def test_on_a_terminal_forget_shows_each_item_with_its_key_and_asks(home: Home) -> None:
+    log = write_log(home, "s1", turn("the zebraquux code", "noted") + turn("zebraquux again", "ok"))
+    code, said = on_a_terminal(home, b"n\n", "--query", "zebraquux")
+    assert code == 1 and "nothing was forgotten" in said
+    assert "key: s1:1:user" in said and "key: s1:2:user" in said and "[1] memory · " in said
+    assert "Forget these 2 for good?" in said and "zebraquux" in log.read_text()
+    code, said = on_a_terminal(home, b"y\n", "s1:1:user")
+    assert code == 0 and "forgot s1:1:user" in said
+    assert "zebraquux code" not in log.read_text() and "zebraquux again" in log.read_text()
