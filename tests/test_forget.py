@@ -418,3 +418,19 @@ def test_on_a_terminal_forget_shows_each_item_with_its_key_and_asks(home: Home) 
     code, said = on_a_terminal(home, b"y\n", "s1:1:user")
     assert code == 0 and "forgot s1:1:user" in said
     assert "zebraquux code" not in log.read_text() and "zebraquux again" in log.read_text()
+
+
+def test_turns_are_counted_across_epochs_and_a_compaction_goes_only_with_its_session(
+    home: Home, index: Index
+) -> None:
+    write_log(home, "s1", turn("first", "one") + turn("second", "two"))
+    summary = {"type": "compaction", "summary": "they spoke of quillbrook", "at": AT}
+    later = write_log(home, "s1", [summary, *turn("the quillbrook plan", "quillbrook ok")], epoch=1)
+    at = place(home, index)
+    assert [s.key for s in plan(at, Asked(keys=("s1:3",))).shown] == ["s1:3:user", "s1:3:reply"]
+    forget(at, Asked(keys=("s1:3",)))
+    assert "they spoke of quillbrook" in later.read_text()  # the loop's summary of many turns
+    assert "quillbrook plan" not in later.read_text()
+    forget(at, Asked(keys=("s1",)))
+    assert traces(home, "quillbrook") == []
+    assert {line.kind for line in logs.lines(home.sessions, "s1")} == {Kind.FORGOTTEN}
