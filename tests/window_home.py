@@ -42,7 +42,7 @@ def fill(home: Home) -> None:
                 "text": f"lake page {ONERROR} {FORGED}",
                 "untrusted": True,
             },
-            *turn(f"what about the lake {CHAT_TAG}", f"the lake is cold {ONERROR}"),
+            *turn(f"what about the lake {CHAT_TAG}", f"the lake is cold {ONERROR} {FORGED}"),
         ],
     )
     write_log(
