@@ -428,6 +428,7 @@ def test_turns_are_counted_across_epochs_and_a_compaction_goes_only_with_its_ses
     later = write_log(home, "s1", [summary, *turn("the quillbrook plan", "quillbrook ok")], epoch=1)
     at = place(home, index)
     assert [s.key for s in plan(at, Asked(keys=("s1:3",))).shown] == ["s1:3:user", "s1:3:reply"]
+    forget(at, Asked(keys=("s1:2",)))  # the compaction came after turn 2's reply
     forget(at, Asked(keys=("s1:3",)))
     assert "they spoke of quillbrook" in later.read_text()  # the loop's summary of many turns
     assert "quillbrook plan" not in later.read_text()
