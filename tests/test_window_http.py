@@ -251,3 +251,54 @@ def test_the_sessions_list_says_where_a_sessions_taint_starts(served: Daemon) ->
         listed = client.get("/sessions?page=1").text
     row = listed[listed.index('href="/sessions/hostile"') :].split("</tr>")[0]
     assert "tainted" in row and "from line 5 of 0.jsonl" in row
+
+
+def test_status_shows_damage_and_the_recall_log_filtered_by_session(served: Daemon) -> None:
+    with served.client() as api:
+        for query, session in (("lake", "hostile"), ("gardens", "plain-001")):
+            body = {"query": query, "k": 5, "session": session}
+            assert api.post("/v1/recall", json=body).status_code == 200
+    with opened(link(served)) as client:
+        everything = client.get("/status").text
+        hostile = client.get("/status", params={"session": "hostile"}).text
+        broken = client.get("/sessions/broken").text
+    assert "damaged logs" in everything and 'href="/sessions/broken"' in everything
+    assert ">lake<" in everything and ">gardens<" in everything
+    assert ">lake<" in hostile and ">gardens<" not in hostile
+    assert "kind-damaged" in broken and "a turn after the damage" in broken
+
+
+def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
+    served: Daemon,
+) -> None:
+    with opened(link(served)) as client:
+        token = csrf(client.get("/memory").text)
+        for form in (
+            {"op": "add", "file": "owner.md", "text": "The owner rows on Sundays."},
+            {
+                "op": "replace",
+                "file": "owner.md",
+                "old": "rows on Sundays",
+                "text": "The owner rows on Saturdays.",
+            },
+        ):
+            assert client.post("/memory/edit", data={**form, "csrf": token}).status_code == 303
+        page = client.get("/memory").text
+        owner = page[page.index('id="owner.md"') :].split("</section>")[0]
+        assert "rows on Saturdays" in owner and "rows on Sundays" not in owner
+        journal = page[page.index('id="journal"') :]
+        assert journal.index("replace") < journal.index("add")  # newest first
+        shown = client.get("/forget", params={"file": "owner.md", "words": "rows on Saturdays"})
+        assert shown.status_code == 200 and "owner.md entry" in shown.text
+        done = client.post(
+            "/forget", data={"file": "owner.md", "words": "rows on Saturdays", "csrf": token}
+        )
+        assert done.status_code == 200
+        assert "rows on Saturdays" not in client.get("/memory").text
+        refused = client.post(
+            "/memory/edit",
+            data={"op": "remove", "file": "owner.md", "old": "no such words", "csrf": token},
+        )
+        assert refused.status_code == 409 and "no entry holds" in refused.text
+    for path in every_file(served.home.root):
+        assert b"rows on Saturdays" not in path.read_bytes(), path

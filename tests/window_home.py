@@ -55,6 +55,10 @@ def fill(home: Home) -> None:
         epoch=1,
     )
     write_log(home, "planted", turn(f"my password is {SECRET} and I like tea", "tea noted"))
+    broken = write_log(home, "broken", turn("a turn before the damage", "fine"))
+    with broken.open("a", encoding="utf-8") as f:
+        f.write('{"type": "user", "text": "cut off\n')
+    write_log(home, "broken", turn("a turn after the damage", "still fine"))
     for n in range(SESSIONS):
         write_log(home, f"plain-{n:03d}", turn(f"ordinary turn number {n} about gardens", "ok"))
     (home.memory / "notes.md").write_text("# Notes\n\nThe owner likes hiking.\n")
