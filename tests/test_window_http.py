@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -302,3 +303,36 @@ def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
         assert refused.status_code == 409 and "no entry holds" in refused.text
     for path in every_file(served.home.root):
         assert b"rows on Saturdays" not in path.read_bytes(), path
+
+
+HOSTILE_VALUES = (
+    XSS,
+    ONERROR,
+    f"sk-ant-api03-{'A' * 40}",
+    "../../etc/passwd",
+    "\x00\u202e%00%ff",
+    "9" * 400,
+    "-1",
+)
+
+
+def test_every_field_of_every_page_is_input(served: Daemon) -> None:
+    fields = {
+        "/": ("q", "k", "session"),
+        "/sessions": ("page",),
+        "/sessions/hostile": ("start",),
+        "/memory": ("class", "done", "undone"),
+        "/status": ("session", "retried"),
+        "/forget": ("item", "session", "turn", "file", "words", "query", "keys"),
+    }
+    with opened(link(served)) as client:
+        for path, names in fields.items():
+            for name in names:
+                for value in HOSTILE_VALUES:
+                    answer = client.get(path, params={name: value})
+                    assert answer.status_code < 500, (path, name, answer.text[:300])
+                    assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
+                    assert "sk-ant-api03-AAAA" not in answer.text, (path, name)
+        for value in HOSTILE_VALUES:
+            answer = client.get("/sessions/" + quote(value, safe=""))
+            assert answer.status_code == 404 or answer.status_code == 421, value

@@ -141,11 +141,11 @@ def build(service: Service, keys: Keys) -> Starlette:
 
     async def listing(request: Request) -> Response:
         try:
-            number = max(0, int(request.query_params.get("page", "0")))
+            asked = int(request.query_params.get("page", "0"))
         except ValueError:
-            number = 0
-        rows, total = await run_in_threadpool(
-            lambda: sessions.listed(service.index, service.home.sessions, number)
+            asked = 0
+        rows, total, number = await run_in_threadpool(
+            lambda: sessions.listed(service.index, service.home.sessions, asked)
         )
         return _html(page("Sessions", "sessions", sessions.page_body(rows, total, number)))
 

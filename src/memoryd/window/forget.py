@@ -40,11 +40,13 @@ def asked(query: Mapping[str, str]) -> Asked:
 
 
 def _fields(request: Asked, shown: list[Shown]) -> list[Html]:
+    # Redacted like everything the window shows: the index holds no secret, so words or a
+    # query holding one match nothing anyway.
     if request.entry is not None:
-        return [hidden("file", request.entry[0]), hidden("words", request.entry[1])]
+        return [hidden("file", request.entry[0]), hidden("words", redact(request.entry[1]))]
     fields = [hidden("keys", "\n".join(s.key for s in shown))]
     if request.query is not None:
-        fields.append(hidden("query", request.query))
+        fields.append(hidden("query", redact(request.query)))
     return fields
 
 

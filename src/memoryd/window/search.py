@@ -17,6 +17,7 @@ from memoryd.honcho.read import Pending, begin
 from memoryd.honcho.recalled import Asked, answer
 from memoryd.index import Hit, Index
 from memoryd.labels import Label
+from memoryd.secrets import redact
 from memoryd.text import snippet
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
@@ -102,7 +103,7 @@ def form(query: str, k: int, session: str | None) -> Html:
             "input",
             type="search",
             name="q",
-            value=query,
+            value=redact(query),  # the index holds no secret: a query's would never match
             placeholder="what to recall",
             autofocus=True,
             maxlength="500",
@@ -184,7 +185,7 @@ def results(found: Results, query: str) -> Html:
             "a",
             "forget everything this query matches…",
             class_="danger",
-            href=url("/forget", query=query),
+            href=url("/forget", query=redact(query)),
         )
         parts.append(el("p", forget))
     return join(parts)

@@ -88,9 +88,11 @@ def taint_from(sessions: Path, session: str) -> str:
     return ""
 
 
-def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int]:
-    """Page `number` (from 0) of the sessions, newest first, and how many there are."""
+def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int, int]:
+    """Page `number` (from 0; past the last, the last) of the sessions, newest first, how many
+    there are, and the page's number."""
     total = index.conn.execute("SELECT count(*) FROM logs").fetchone()[0]
+    number = max(0, min(number, (total - 1) // PAGE))
     # The sort reads two narrow columns; only the page's rows are read whole (a progress
     # holds the text of a turn waiting for its reply: 19 MB over 53k sessions).
     page = [
@@ -137,7 +139,7 @@ def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int]:
                 last,
             )
         )
-    return found, int(total)
+    return found, int(total), number
 
 
 def _when(at: str) -> str:
