@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 from collections.abc import Iterator
 
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memoryd.serve import footprint
 from memoryd.serve.app import Guard
 from memoryd.serve.service import Service
 from memoryd.window import opener
@@ -52,6 +54,11 @@ class _Quiet(uvicorn.Server):
     def capture_signals(self) -> Iterator[None]:
         """Leave the signals to the main thread."""
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start serving, at most as many requests at once as the daemon's own loop."""
+        footprint.few_threads()
+        await super().startup(sockets)
 
 
 class Window:
