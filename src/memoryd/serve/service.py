@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd import config as config_file
 from memoryd.errors import (
@@ -69,6 +69,8 @@ from memoryd.sessions import Kind, parse_line
 from memoryd.status import summary
 
 log = logging.getLogger("memoryd.serve")
+
+T = TypeVar("T")
 
 NOT_UTF8 = "not UTF-8, so it fails the check; run `memoryd check`"
 """Why the files answer holds no text for a file (the block's words for leaving it out)."""
@@ -231,6 +233,12 @@ class Service:
             # This request found the file damaged when opening it: what it read came from the
             # new, empty index (its own catch-up may have filled some of it).
             raise IndexStoreError(damage)
+
+    def read_index(self, read: Callable[[Index], T]) -> T:
+        """`read` of this thread's index, as the API's readers read it: refused while a damaged
+        index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so)."""
+        with self._rebuilding():
+            return read(self.index)
 
     def _index_written(self, what: str, index: Callable[[], object]) -> None:
         # After an append or an edit is written: index it now if the index can be written. A

@@ -131,7 +131,8 @@ def build(service: Service, keys: Keys) -> Starlette:
         if query:
             try:
                 found = await run_in_threadpool(
-                    lambda: search.search(service.index, service.reading, query, k, session)
+                    service.read_index,
+                    lambda index: search.search(index, service.reading, query, k, session),
                 )
                 parts.append(search.results(found, query))
             except RecallError as e:
@@ -145,7 +146,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         except ValueError:
             asked = 0
         rows, total, number = await run_in_threadpool(
-            lambda: sessions.listed(service.index, service.home.sessions, asked)
+            service.read_index, lambda index: sessions.listed(index, service.home.sessions, asked)
         )
         return _html(page("Sessions", "sessions", sessions.page_body(rows, total, number)))
 
@@ -221,7 +222,9 @@ def build(service: Service, keys: Keys) -> Starlette:
 
     async def state(request: Request) -> Response:
         session = _session_id(request.query_params.get("session"))
-        summary = await run_in_threadpool(lambda: status.facts(service.index, service.home))
+        summary = await run_in_threadpool(
+            service.read_index, lambda index: status.facts(index, service.home)
+        )
         failed = await run_in_threadpool(honcho.failed, service.home)
         lines = await run_in_threadpool(recalls.recent, service.home.recalls, session)
         body = status.page_body(summary, failed, lines, session, _csrf(request))
