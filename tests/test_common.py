@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memoryd import common
+from memoryd import index as index_module
 from memoryd.index import Index, Item
 from memoryd.search import search
 
@@ -79,6 +80,12 @@ def test_the_kept_rows_answer_as_fts5_ranks(tmp_path: Path, seed: int) -> None:
                 index.remove_session(items[19].key.rsplit(":", 2)[0])
                 index.add(items[20:])
             got = _compare(index)
+            # A table is cut back when it grows past MOST (a tie at the cut kept up to CAP).
+            (largest,) = index.conn.execute(
+                "SELECT coalesce(max(n), 0) FROM "
+                "(SELECT count(*) AS n FROM common_rows GROUP BY term)"
+            ).fetchone()
+            assert largest <= max(common.MOST, common.CAP)
             answered, asked = answered + got[0], asked + got[1]
         kept = {row[0] for row in index.conn.execute("SELECT id FROM common_rows")}
         items_now = {row[0] for row in index.conn.execute("SELECT id FROM items")}
@@ -109,3 +116,27 @@ def test_one_word_recall_is_the_same_with_and_without_kept_rows(tmp_path: Path) 
                 assert kept.best_of(term, 2 * k) is not None
                 found = [h.id for h in search(kept, [term], k)]
                 assert found == [h.id for h in search(bare, [term], k)]
+
+
+@pytest.mark.usefixtures("small")
+def test_an_index_from_before_gets_its_tables_on_its_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(3)
+    seen: list[str] = []
+    items = [
+        Item(f"s:{n}:user", "t", "private", "said", "u", AT, _text(rng, rng.randint(1, 8), seen))
+        for n in range(200)
+    ]
+    path = tmp_path / "index.sqlite"
+    every = index_module.MIGRATIONS
+    monkeypatch.setattr(index_module, "MIGRATIONS", every[:3])
+    with Index(path) as old:
+        old.add(items)
+    monkeypatch.setattr(index_module, "MIGRATIONS", every)
+    with Index(path) as index:
+        assert index.best_of(WORDS[0], 2) is None  # migrated: the tables are there, empty
+        index.add([Item("t:1:user", "t", "private", "said", "u", AT, WORDS[0])])
+        assert index.best_of(WORDS[0], 2) is not None
+        answered, _ = _compare(index)
+        assert answered
