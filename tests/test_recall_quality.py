@@ -19,7 +19,7 @@ from memoryd.labels import DataClass
 from memoryd.ranking import Query, Scored, ranked, score
 from memoryd.recall import recall
 from memoryd.relevance import bm25, stems, tokens
-from memoryd.search import search, terms
+from memoryd.search import all_but_one, either, most_of, search, terms
 from memoryd.stems import stem
 
 NAMES = Names("boxmaker", "kyle")
@@ -277,3 +277,63 @@ def test_a_neighbour_above_the_searchs_class_is_neither_shown_nor_counted(index:
         )
     hits = search(index, terms("kayak harbour"), 5, DataClass.PUBLIC)
     assert [h.item.key for h in hits] == ["p:1:user", "s:1:user"]
+
+
+def test_the_all_but_one_lists_leave_out_those_of_common_words_only() -> None:
+    assert all_but_one(["worry", "papa", "back"], ["papa", "worry"]) == [
+        ["papa", "back"],
+        ["worry", "back"],
+        ["worry", "papa"],
+    ]
+    assert all_but_one(["going", "perk", "class"], ["perk"]) == [
+        ["perk", "class"],
+        ["going", "perk"],
+    ]
+    assert all_but_one(["kayak", "mill"], ["kayak", "mill"]) == []
+    assert either([["perk", "class"], ["going", "perk"]]) == (
+        '("perk" AND "class") OR ("going" AND "perk")'
+    )
+
+
+def test_of_many_words_all_but_one_counts_the_kept_ones_in_groups() -> None:
+    three = ["going", "perk", "class"]
+    assert most_of(three, ["perk"]) == ('("perk" AND "class") OR ("going" AND "perk")', three)
+    many = ["a1", "b2", "c3", "d4", "e5", "f6"]
+    # The kept words, rarest first: three of them, all but one; more, in groups.
+    assert most_of(many, ["e5", "b2", "d4"]) == (
+        '("b2" AND "d4") OR ("e5" AND "d4") OR ("e5" AND "b2")',
+        ["e5", "b2", "d4"],
+    )
+    assert most_of(many, ["f6", "a1", "e5", "b2", "d4"]) == (
+        '("f6" OR "a1") AND ("e5" OR "b2" OR "d4")',
+        ["f6", "a1", "e5", "b2", "d4"],
+    )
+    assert most_of(many, ["f6", "a1", "e5", "b2"])[0] == '("f6" OR "a1") AND ("e5" OR "b2")'
+    assert most_of(many, ["b2", "d4"]) == ("", [])
+    assert most_of(["kayak", "mill"], ["kayak", "mill"]) == ("", [])
+
+
+def test_a_known_item_asked_with_one_word_it_lacks_is_found_beside_a_common_word(
+    home: Home, index: Index
+) -> None:
+    # `back` is common; the some-term part ranks `worry OR papa`, whose best 20 are the short
+    # `papa` items: the message holding `worry` and `back` is found as all but one.
+    for n in range(25):
+        write_log(home, f"p{n}", turn(f"papa {n}", "-"))
+    for n in range(40):
+        write_log(home, f"w{n}", turn(f"worry not about the thing number {n}", "-"))
+    for n in range(60):
+        write_log(home, f"b{n}", turn(f"back {n}", "-"))
+    write_log(home, "target", turn("do not worry, I will be back soon enough", "-"))
+    indexed(home, index)
+    found = [hit.item.key for hit in search(index, terms("worry papa back"), 5, floor=50)]
+    assert found[0] == "target:1:user"
+
+
+def test_an_item_whose_conversation_lacks_one_of_many_words_comes_before_bm25s_best() -> None:
+    words = ["aa", "bb", "cc", "dd", "ee"]
+    found = [
+        Scored(hit("a:1:user", 1), frozenset(words[:2]), False, 5.0),
+        Scored(hit("b:1:user", 2), frozenset(words[:4]), False, 1.0),
+    ]
+    assert [h.id for h in ranked(found, {}, len(words), 2)] == [2, 1]

@@ -5,9 +5,9 @@ Pure: the search fetches the candidates and the items next to them; this orders 
 
 - **Tiers.** Items holding every word of the query come first; then those whose conversation
   (the item and the items next to it, `neighbours`) holds every word it is about (its function
-  words aside: `stopwords`); for a query of three or four such words, then those whose
-  conversation holds all but one (a few words with one the item lacks still find it: a longer
-  question's words are rarely all in its answer, and bm25 weighs them better); then the rest.
+  words aside: `stopwords`); for a query of three such words or more, then those whose
+  conversation holds all but one (a known item asked with one word it does not hold, a
+  question with one word its answer does not use); then the rest.
 - **Score.** bm25 (FTS5's formula, `relevance.bm25`, with less weight on an item's length:
   `LENGTH`) over the query's stems, where an occurrence of a word only in another form
   (`travel` for `travelled`) counts `STEM_ONLY`.
@@ -37,15 +37,15 @@ STEM_ONLY = 0.5
 LENGTH = 0.3
 """bm25's `b`, how much a long item's score is lowered (FTS5's is 0.75): a message is short,
 and a long one usually says more, not the same thing padded (LoCoMo evidence recall@5, with
-the rest as built: 0.605 at 0.75, 0.610 at 0.5, 0.616 at 0.3, 0.614 at 0.2)."""
+the rest as built: 0.604 at 0.75, 0.611 at 0.5, 0.619 at 0.3, 0.617 at 0.2)."""
 
 NEIGHBOURS = 0.5
 """The share of a neighbour's score an item gains (LoCoMo evidence recall@5, with the rest as
-built: 0.568 with none, 0.616 at 0.5)."""
+built: 0.570 with none, 0.603 at 0.25, 0.619 at 0.5, 0.600 at 1)."""
 
 SESSION = 0.5
-"""The share of its session's best score an item gains (LoCoMo evidence recall@5: 0.596 with
-none, 0.616 at 0.5; it levels off towards 1)."""
+"""The share of its session's best score an item gains (LoCoMo evidence recall@5, with the
+rest as built: 0.598 with none, 0.619 at 0.5, 0.621 at 1)."""
 
 
 @dataclass(frozen=True)
@@ -148,32 +148,21 @@ def ranked(
     tie; each speaker's text once."""
     found = {c.hit.item.key: c for c in candidates}
     found.update((key, c) for key, c in around.items() if key not in found)
-    best: dict[str | None, float] = {}
+    near: dict[str, list[Scored]] = {}
+    sessions: dict[str, str | None] = {}
+    best: dict[str | None, float] = {None: 0.0}  # a dropped entry has no session
     for key, c in found.items():
-        best[session(key)] = max(best.get(session(key), 0.0), c.score)
-    best[None] = 0.0  # a dropped entry has no session
-
-    def tier(item: Scored) -> int:
-        if item.whole:
-            return 0
-        if not item.held:
-            return 3  # shown for its neighbours alone: among the items holding some words
-        held = item.held.union(
-            *(found[key].held for key in neighbours(item.hit.item.key) if key in found)
-        )
-        if len(held) >= terms:
-            return 1
-        return 2 if 3 <= terms <= 4 and len(held) == terms - 1 else 3
-
-    def boosted(item: Scored) -> float:
-        key = item.hit.item.key
-        near = sum(found[n].score for n in neighbours(key) if n in found)
-        return item.score + NEIGHBOURS * near + SESSION * best[session(key)]
-
-    order = sorted(found.values(), key=lambda c: (tier(c), -boosted(c), c.hit.id))
+        near[key] = [found[n] for n in neighbours(key) if n in found]
+        at = sessions[key] = session(key)
+        if at is not None and c.score > best.get(at, 0.0):
+            best[at] = c.score
+    order = sorted(
+        (_tier(c, near[key], terms), -_boosted(c, near[key], best[sessions[key]]), c.hit.id, c)
+        for key, c in found.items()
+    )
     shown: list[Hit] = []
     seen: set[tuple[str, str]] = set()
-    for item in order:
+    for *_, item in order:
         said = (item.hit.item.who, item.hit.item.text)
         if said in seen:
             continue
@@ -182,3 +171,18 @@ def ranked(
         if len(shown) == k:
             break
     return shown
+
+
+def _tier(item: Scored, near: list[Scored], terms: int) -> int:
+    if item.whole:
+        return 0
+    if not item.held:
+        return 3  # shown for its neighbours alone: among the items holding some words
+    held = item.held.union(*(n.held for n in near)) if near else item.held
+    if len(held) >= terms:
+        return 1
+    return 2 if terms >= 3 and len(held) == terms - 1 else 3
+
+
+def _boosted(item: Scored, near: list[Scored], session_best: float) -> float:
+    return item.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session_best
