@@ -5,7 +5,7 @@ The stdlib SQLite (3.40) has no FTS5 `secure-delete` (3.42): a deleted row's ter
 full-text segments until they are merged. So after the rows go (with `PRAGMA secure_delete`,
 which zeroes what a delete frees), FTS5's `optimize` merges every segment into one, `VACUUM`
 rebuilds the file from its live rows (no freed page or cell an older write left is kept), and
-`wal_checkpoint(TRUNCATE)` empties the `-wal`. At 100,000 items that costs about 0.5 s
+`wal_checkpoint(TRUNCATE)` empties the `-wal`. At 100,000 items that costs 0.25 to 0.5 s
 (bench/forget.py; docs/forget.md).
 """
 
