@@ -477,11 +477,11 @@ def test_connect_beside_a_writer_sees_every_turn_once(home: Home, tmp_path: Path
                     f.write(piece)
                 time.sleep(0.004)
         deadline = time.monotonic() + 15
-        users: list[str] = []
+        # Until the last reply is in: the last prompt may be written one pass before it.
         while time.monotonic() < deadline:
             if (home.sessions / CC_SESSION / "0.jsonl").exists():
-                users = [r["text"] for r in log(home, CC_SESSION) if r["type"] == "user"]
-                if len(users) >= turns:
+                finals = [r for r in log(home, CC_SESSION) if r["type"] == "final"]
+                if len(finals) >= turns:
                     break
             time.sleep(0.05)
     finally:
