@@ -337,3 +337,18 @@ def test_an_item_whose_conversation_lacks_one_of_many_words_comes_before_bm25s_b
         Scored(hit("b:1:user", 2), frozenset(words[:4]), False, 1.0),
     ]
     assert [h.id for h in ranked(found, {}, len(words), 2)] == [2, 1]
+
+
+def test_all_but_one_is_not_looked_for_among_common_words_only(home: Home, index: Index) -> None:
+    for n in range(30):
+        write_log(home, f"s{n}", turn(f"alpha beta {n}", f"gamma delta {n}"))
+    write_log(home, "rare", turn("alpha zebra", "-"))
+    indexed(home, index)
+    executed: list[str] = []
+    index.conn.set_trace_callback(executed.append)
+    # Every word held by more than `floor` items is common: no AND of them is read.
+    search(index, terms("alpha beta gamma"), 5, floor=5)
+    assert executed and not any('") OR ("' in sql for sql in executed)
+    search(index, terms("alpha beta zebra"), 5, floor=5)
+    assert any('") OR ("' in sql for sql in executed)
+    index.conn.set_trace_callback(None)

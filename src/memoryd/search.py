@@ -175,7 +175,10 @@ def search(
     if _distinct(candidates) < k:
         # A known item asked with one word it does not hold: the items holding all but one.
         seen = {hit.id for hit in candidates}
-        match, counted = most_of(words, kept)
+        # `rarer` keeps the rarest word when every word is common: not here, where an AND of
+        # common words would be ranked by reading their whole doclists.
+        uncommon = [w for w in kept if documents[w] <= max(COMMON_SHARE * items, floor)]
+        match, counted = most_of(words, uncommon)
         if match:
             budget = min(costs.scored, sum(documents[w] for w in counted) // costs.postings_per_row)
             found_most = ranked_rows(index, match, weights, budget, pool, classes)
