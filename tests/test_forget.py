@@ -291,6 +291,13 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
     memory = memory_of(home)
     edit(memory, Request(Op.ADD, "notes.md", text="the gate code is tundrapike"), OWNER, now())
     edit(memory, Request(Op.ADD, "notes.md", text="likes tea"), OWNER, now())
+    # Copies a crash left: a reindex killed half-way, a damaged index set aside, a journal
+    # replace killed before its rename. Each holds the text too.
+    (home.memory / "index.sqlite.new").write_text("the alarm code is glimmerfox 4417")
+    (home.memory / "index.sqlite.new-wal").write_text("my ssn is quillbrook 123-45-6789")
+    (home.memory / "index.sqlite.damaged").write_text("all about marrowdent")
+    (home.memory / ".journal.jsonl.tmp").write_text("my ssn is quillbrook 123-45-6789")
+    (home.memory / ".notes.md.tmp").write_text("the alarm code is glimmerfox 4417")
     daemon = Daemon(home)
     try:
         daemon.wait_ready()

@@ -79,7 +79,8 @@ def _indexed(
     except IndexDamagedError as e:
         _warn(e.rebuilding)
     journal = memory_commands.recovered(home).journal
-    reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
+    with exclusive(home, needed=False):  # a forget removes a reindex's leftovers
+        reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
     return _answered(home, names, answer, None, served, session)
 
 

@@ -31,6 +31,7 @@ from memoryd.memory.journal import (
     sha256,
     stamp,
     take_back,
+    temporary,
 )
 from memoryd.memory.recovery import recover_locked
 from memoryd.secrets import redact
@@ -153,3 +154,11 @@ def scrub(memory: Memory, digests: Collection[str], salt: str, now: datetime) ->
         if changed:
             replace(memory.journal, b"".join(raw + b"\n" for raw in out) + data[end:])
     return changed
+
+
+def temporaries(memory: Memory) -> None:
+    """Remove, holding the home's lock, the temporary files a write killed half-way left
+    beside the journal and the memory files: each holds a whole copy of its file."""
+    with locked(memory.lock):
+        for path in (memory.journal, *(memory.path(spec) for spec in memory.files)):
+            temporary(path).unlink(missing_ok=True)

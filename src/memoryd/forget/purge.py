@@ -49,8 +49,8 @@ def refresh(
 
 
 def purge(index: Index) -> None:
-    """Leave no byte of a deleted row in the index's file or its `-wal`, nor in a damaged
-    index set aside earlier (`index.sqlite.damaged`, kept only to be looked at)."""
+    """Leave no byte of a deleted row in the index's file or its `-wal`, nor in a copy of the
+    index left beside it (`leftovers`)."""
     conn = index.conn
     try:
         conn.execute("PRAGMA secure_delete = ON")
@@ -68,4 +68,15 @@ def purge(index: Index) -> None:
             f"the index {index.path} was read without a pause for too long to be purged: "
             "the forget is finished by the next memoryd command"
         )
-    index.path.with_name(index.path.name + ".damaged").unlink(missing_ok=True)
+    leftovers(index.path)
+
+
+def leftovers(index_path: Path) -> None:
+    """Remove the index's copies made from older logs: a damaged index set aside
+    (`index.sqlite.damaged`) and what a reindex killed half-way left (`index.sqlite.new`), with
+    their `-wal` and `-shm`. The caller holds `memory/forget.lock` (as a reindex in another
+    process does) and the index's writers (as the daemon's reindex does): no reindex is under
+    way."""
+    for copy in (".damaged", ".new"):
+        for suffix in ("", "-wal", "-shm"):
+            index_path.with_name(index_path.name + copy + suffix).unlink(missing_ok=True)

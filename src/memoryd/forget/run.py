@@ -290,6 +290,7 @@ def _carry_out(place: Place, begun: record.Begun, now: datetime) -> None:
         entries.remove(memory, file, {d for f, d in begun.entries if f == file}, begun.salt, now)
     if digests:
         entries.scrub(memory, digests, begun.salt, now)
+    entries.temporaries(memory)
     touched = []
     limits = {session: (epoch, end) for session, epoch, end in begun.limits}
     for key in begun.targets:
