@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from logs import turn, write_log
+from memoryd.cli import cli
 from memoryd.home import Home
 
 
@@ -171,3 +172,13 @@ def test_an_untranslated_os_error_is_one_line_and_no_space_is_exit_75(home: Home
     assert done.stderr == (
         "memoryd: no space left on the device holding x.db: free some space, then try again\n"
     )
+
+
+def test_the_spec_names_every_command_and_the_mcp_listener() -> None:
+    spec = (Path(__file__).resolve().parent.parent / "docs" / "spec.md").read_text()
+    interfaces = spec.split("## 9. Interfaces", 1)[1]
+    named = sorted(cli.commands)
+    assert len(named) >= 12
+    missing = [name for name in named if f"`{name}" not in interfaces]
+    assert missing == []
+    assert "`memoryd mcp --listen" in interfaces
