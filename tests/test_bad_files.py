@@ -120,12 +120,22 @@ def test_an_ended_turn_is_indexed_the_same_by_reindex(home: Home, index: Index) 
     }
 
 
-def test_honcho_gets_only_finished_turns_and_none_twice(home: Home) -> None:
+def test_honcho_reads_a_turn_over_unanswered_as_unfinished_and_a_late_reply_as_only_new(
+    home: Home,
+) -> None:
+    # Turn 1 is over (a later `user`) without a reply; turn 2 is given at the compaction, then
+    # its reply comes: the finished turn 2 says its user text was given already.
     write_log(home, "s", [user("a"), user("b"), COMPACTION, final("rb"), *turn("c", "rc")])
     found, _, hidden = read_turns(home.sessions, "s")
     assert hidden is None
-    assert [t.number for t in found if t.finished] == [2, 3]
-    assert [(t.number, t.reply) for t in found if not t.finished] == [(1, None), (2, None)]
+    assert [(t.number, t.text, t.reply) for t in found if not t.finished] == [
+        (1, "a", None),
+        (2, "b", None),
+    ]
+    assert [(t.number, t.text, t.reply, t.given) for t in found if t.finished] == [
+        (2, "b", "rb", True),
+        (3, "c", "rc", False),
+    ]
 
 
 # --- 10.4b: a damaged line is skipped, and what follows is tainted -----------------------------
