@@ -17,7 +17,7 @@ import pytest
 
 from memoryd.errors import MemorydError
 from memoryd.home import Home
-from memoryd.serve import daemon as daemon_module
+from memoryd.serve import claim
 from memoryd.serve.client import Client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,25 +105,25 @@ def test_a_daemon_whose_pid_file_went_as_it_locked_it_does_not_serve(
 ) -> None:
     # The daemon before it stopped between its open and its lock: it holds a lock on a file no
     # later daemon opens, so it must not serve beside the next one.
-    flock = daemon_module.fcntl.flock
+    flock = claim.fcntl.flock
 
     def stopped_meanwhile(fd: int, how: int) -> None:
         (home.root / "memoryd.pid").unlink()
         flock(fd, how)
 
-    monkeypatch.setattr(daemon_module.fcntl, "flock", stopped_meanwhile)
+    monkeypatch.setattr(claim.fcntl, "flock", stopped_meanwhile)
     with (
         pytest.raises(MemorydError, match="stopped as this one started"),
-        daemon_module.claimed(home),
+        claim.claimed(home),
     ):
         pass
 
 
 def test_the_claim_is_released_and_its_file_removed_after_an_error(home: Home) -> None:
-    with pytest.raises(RuntimeError), daemon_module.claimed(home):
+    with pytest.raises(RuntimeError), claim.claimed(home):
         raise RuntimeError("the socket could not be bound")
     assert not (home.root / "memoryd.pid").exists()
-    with daemon_module.claimed(home):
+    with claim.claimed(home):
         assert (home.root / "memoryd.pid").read_text() == f"{os.getpid()}\n"
 
 

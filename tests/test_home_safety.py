@@ -24,7 +24,8 @@ from memoryd.indexer import Names, catch_up
 from memoryd.lock import locked
 from memoryd.memory.journal import read_file, replace
 from memoryd.recall import local, recall
-from memoryd.serve.daemon import claimed, token
+from memoryd.serve.claim import claimed
+from memoryd.serve.token import token
 from test_memory_support import add, memory_of, text_of
 
 OTHER = 65534

@@ -32,7 +32,7 @@ from memoryd.memory import edits
 from memoryd.memory.journal import append, read_bytes, temporary
 from memoryd.memory.recovery import recover
 from memoryd.reindex import reindex
-from memoryd.serve import daemon
+from memoryd.serve import claim
 from test_cli import memoryd
 from test_memory_support import NOW, add, lines, memory_of, text_of
 from tmpfs import Mount
@@ -386,7 +386,7 @@ def test_the_pid_file_on_a_full_disk_is_one_line_and_leaves_nothing(
     monkeypatch.setattr(os, "write", full)
     with (
         pytest.raises(NoSpaceError, match="cannot write the pid file: no space left"),
-        daemon.claimed(home),
+        claim.claimed(home),
     ):
         pass
     assert not (home.root / "memoryd.pid").exists()

@@ -23,7 +23,7 @@ from logs import turn, write_log
 from mcp_listener import Listener
 from memoryd.errors import MemorydError
 from memoryd.home import Home
-from memoryd.serve.daemon import parse_listen
+from memoryd.serve.listen import parse_listen
 from memoryd.serve.mcp_http import names_listener, origin_names_listener
 from test_serve_slow import TIMEOUT, _trickle
 
@@ -372,7 +372,8 @@ def test_the_stdio_server_imports_no_http_listener() -> None:
     # wiring, FastAPI) is imported only with --listen.
     code = (
         "import sys, memoryd.cli, memoryd.serve.mcp; print(sorted(m for m in "
-        "('memoryd.serve.mcp_http', 'memoryd.serve.daemon', 'memoryd.serve.app', 'fastapi') "
+        "('memoryd.serve.mcp_http', 'memoryd.serve.daemon', 'memoryd.serve.bounds', "
+        "'memoryd.serve.listen', 'memoryd.serve.app', 'fastapi') "
         "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,8 +11,8 @@ import time
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.serve.daemon import POLL, watch
 from memoryd.serve.service import Service
+from memoryd.serve.watch import POLL, watch
 
 
 def recalled_within(service: Service, query: str, seconds: float) -> str:

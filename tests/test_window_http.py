@@ -209,7 +209,7 @@ def test_a_tcp_listeners_connections_send_without_nagles_delay() -> None:
     import asyncio
     import socket
 
-    from memoryd.serve.daemon import bind_tcp
+    from memoryd.serve.listen import bind_tcp
 
     async def accepted() -> int:
         found: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -30,8 +30,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.home import Home
 from memoryd.serve.app import Guard
-from memoryd.serve.daemon import bind_tcp, bounds, http_server, parse_listen, token, token_path
+from memoryd.serve.bounds import bounds, http_server
+from memoryd.serve.listen import bind_tcp, parse_listen
 from memoryd.serve.mcp import backend, build
+from memoryd.serve.token import token, token_path
 
 PATH = "/mcp"
 """Where the MCP endpoint is served."""

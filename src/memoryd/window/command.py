@@ -18,6 +18,7 @@ import click
 from memoryd.home import resolve
 from memoryd.options import home_option
 from memoryd.serve.client import Client, serves
+from memoryd.serve.token import token
 
 
 def show(link: dict[str, str], browser: bool) -> None:
@@ -53,8 +54,6 @@ def window_command(url: str | None, no_browser: bool, home_dir: str | None) -> N
     browser on this machine. Serves the home (until Ctrl-C) when no daemon does."""
     home = resolve(home_dir)
     if url is not None:
-        from memoryd.serve.daemon import token
-
         with Client.tcp(url, token(home.require())) as client:
             show(client.window(), not no_browser)
         return

@@ -19,6 +19,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.serve import footprint
 from memoryd.serve.app import Guard
+from memoryd.serve.bounds import bounded
+from memoryd.serve.listen import bind_tcp
 from memoryd.serve.service import Service
 from memoryd.window import opener
 from memoryd.window.app import build
@@ -99,9 +101,6 @@ class Window:
         return {"url": f"{base}?t={token}", "file": str(made)}
 
     def _start(self) -> tuple[str, int]:
-        # The daemon's wiring is imported here: it imports this module.
-        from memoryd.serve.daemon import bind_tcp, bounded
-
         sock = bind_tcp(LOOPBACK, 0)
         port = int(sock.getsockname()[1])
         config = uvicorn.Config(

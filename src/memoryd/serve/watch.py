@@ -1,0 +1,63 @@
+"""The daemon's watcher: new turns indexed as the session logs grow, by inotify with a sweep for
+a missed event, or by polling when it cannot watch."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from memoryd.errors import MemorydError
+from memoryd.serve.service import Service
+
+POLL = 0.25
+"""How often the polling fallback looks for new turns, in seconds."""
+
+SWEEP = 30.0
+"""How often the watcher looks for new turns with no event telling of any, in seconds."""
+
+log = logging.getLogger("memoryd.serve")
+
+
+def watch(service: Service, stop: threading.Event) -> None:
+    """Index new turns as the logs grow, until `stop` is set: inotify through `watchfiles`, with
+    a sweep every `SWEEP` seconds for an event it missed; polling when it cannot watch."""
+    try:
+        import watchfiles
+
+        # watchfiles logs every batch of changes at INFO: one line per turn the loop writes.
+        logging.getLogger("watchfiles").setLevel(logging.WARNING)
+
+        sweep = time.monotonic() + SWEEP
+        for changes in watchfiles.watch(
+            service.home.sessions,
+            debounce=20,
+            step=10,
+            rust_timeout=500,
+            yield_on_timeout=True,
+            stop_event=stop,
+            raise_interrupt=False,
+        ):
+            # A wake with no change costs nothing: on a home of 50k sessions a catch-up that
+            # finds nothing still stats every log (about 0.3 s).
+            if changes or time.monotonic() >= sweep:
+                catch_up(service, changed=bool(changes))
+                sweep = time.monotonic() + SWEEP
+    except (ImportError, OSError, RuntimeError) as e:
+        log.warning("cannot watch %s (%s): polling every %g s", service.home.sessions, e, POLL)
+    while not stop.wait(POLL):
+        catch_up(service, changed=False)
+
+
+def catch_up(service: Service, changed: bool) -> None:
+    """One catch-up (`changed`: an event told of new turns; else only if a log changed), its
+    failure logged: the watcher, and the daemon's last catch-up as it stops, outlive it."""
+    try:
+        if changed:
+            service.catch_up()
+        else:
+            service.catch_up_changed()
+    except MemorydError as e:
+        log.warning("indexing: %s", e)
+    except Exception:  # the watcher must outlive a bug in one catch-up
+        log.exception("indexing failed")
