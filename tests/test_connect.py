@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from memoryd.cli import main
-from memoryd.connect import claude_code, codex
+from memoryd.connect import claude_code, codex, damage
+from memoryd.connect.commands import HOSTS
 from memoryd.connect.events import Call, Drift, Host, Result
 from memoryd.connect.fold import MAX_CALLS, Fold
 from memoryd.connect.follow import Follower
@@ -31,6 +33,7 @@ from memoryd.indexer import Names, catch_up
 from memoryd.logfiles import MAX_LINE
 from memoryd.memory.journal import Op
 from memoryd.recall import recall
+from memoryd.serve.app import create_app
 from memoryd.serve.service import Service
 from memoryd.sessions import parse_line
 from transcripts import SESSION, Claude, Codex, at, write
@@ -354,6 +357,34 @@ def test_unknown_lines_and_fields_are_ignored_and_a_damaged_line_taints_what_fol
     assert [r["untrusted"] for r in log(home, "claude-code")] == [True]
     assert "memory · owner said" in recalled(home, "dinghy")
     assert "memory-tainted · owner said" in recalled(home, "oars")
+
+
+def test_status_and_the_api_show_a_transcripts_damage_by_line_never_its_content(
+    home: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = Claude()
+    path = write(cc_path(tmp_path), [c.prompt("Where is the dinghy?", 1)])
+    with path.open("a") as f:
+        f.write('{"type": "user", "message": {"content": "zebracanary 4417\n')
+        f.write(json.dumps({"type": "user", "message": "zebracanary"}) + "\n")
+    write(path, [c.reply("On the trailer.", 4)])
+    connect(home, claude_code.HOST, tmp_path)
+    shown = {"host": "claude-code", "lines": 2, "first": 2}
+    code, out, err = run(capsys, "status")
+    assert code == 0, err
+    said = f"{CC_SESSION}: 2 lines of its claude-code transcript could not be read (the first: "
+    assert f"connect   1 damaged\n  {said}line 2)" in out
+    code, out, err = run(capsys, "status", "--json")
+    assert json.loads(out)["connect"] == {"damaged": {CC_SESSION: shown}, "unreadable": []}
+    with TestClient(create_app(Service.open(home)), base_url="http://memoryd") as api:
+        answer = api.get("/v1/status")
+    assert answer.json()["connect"]["damaged"] == {CC_SESSION: shown}
+    assert "zebracanary" not in out + answer.text
+    # The connector's state is input too: one that cannot be read is said, not trusted.
+    (home.memory / "connect" / "claude-code.json").write_text('{"transcripts": 7}')
+    code, out, err = run(capsys, "status")
+    assert "state of `memoryd connect claude-code` cannot be read" in out
+    assert [h.name for h in HOSTS] == list(damage.HOSTS)
 
 
 def test_a_crash_between_the_write_and_the_position_is_undone_not_written_twice(

@@ -16,6 +16,7 @@ import click
 
 from memoryd import config as config_file
 from memoryd.connect import commands as connect_commands
+from memoryd.connect.damage import damage_lines
 from memoryd.errors import (
     NO_SPACE,
     IndexDamagedError,
@@ -210,6 +211,10 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     click.echo(f"damaged   {len(damaged) or 'none'}")
     for message in damaged.values():
         click.echo(f"  {message}")
+    connect = damage_lines(status["connect"])
+    click.echo(f"connect   {len(connect) or 'none'} damaged")
+    for line in connect:
+        click.echo(f"  {line}")
     click.echo(f"links     {len(linked) or 'none'}{' (not followed)' if linked else ''}")
     for link in linked:
         click.echo(f"  {link}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd import config as config_file
+from memoryd.connect.damage import damage
 from memoryd.forget import record
 from memoryd.home import Home, shown_links
 from memoryd.honcho import run as honcho_run
@@ -12,8 +13,9 @@ from memoryd.index import LogState
 
 
 def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, Any]:
-    """The home's sessions, turns, items, index size, damaged logs, links not followed, what
-    was forgotten and Honcho sync, from the index's read states and item count."""
+    """The home's sessions, turns, items, index size, damaged logs, the connectors' damaged
+    transcript lines, links not followed, what was forgotten and Honcho sync, from the index's
+    read states and item count."""
     size = sum(
         p.stat().st_size
         for p in (home.index, home.index.with_name(home.index.name + "-wal"))
@@ -26,6 +28,7 @@ def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, An
         "items": items,
         "index_bytes": size,
         "damaged": {s.session: s.damage for s in states.values() if s.damage},
+        "connect": damage(home.memory),
         "links": shown_links(home),
         "forgotten": record.summary(home.memory),
         "honcho": honcho_run.status(home, config_file.load(home.config).honcho is not None),

@@ -100,6 +100,10 @@ class Fold:
     aside: bool = False
     """The whole transcript is a sub-agent's."""
     tainted: bool = False
+    damaged_lines: int = 0
+    """How many lines of the transcript could not be read (`memoryd status` shows it)."""
+    first_damaged: int = 0
+    """The number of the first of them (0 when none)."""
 
     def _at(self, given: str | None, now: str) -> str:
         if given is not None:
@@ -202,6 +206,8 @@ class Fold:
         """A line that cannot be read: an untrusted result saying so (what it held is unknown,
         so what follows is tainted, as memoryd does for its own logs)."""
         self.tainted = True
+        self.damaged_lines += 1
+        self.first_damaged = self.first_damaged or number
         text = (
             f"line {number} of the transcript could not be read ({problem}): what it held is "
             "unknown"
