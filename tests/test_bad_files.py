@@ -24,7 +24,8 @@ from memoryd.index import Index
 from memoryd.indexer import MAX_TEXT, Names, catch_up
 from memoryd.logfiles import MAX_LINE, read_from
 from memoryd.memory.trust import refuse, trust
-from memoryd.serve.app import Guard, create_app
+from memoryd.serve.app import create_app
+from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 from memoryd.sessions import MAX_DEPTH, Progress, parse_line
 from memoryd.text import parse_time

@@ -10,7 +10,8 @@ from fastapi.testclient import TestClient
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.serve.app import Guard, create_app
+from memoryd.serve.app import create_app
+from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 
 KEY = "glpat-" + "Abcdefghij0123456789xyz"

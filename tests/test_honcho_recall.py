@@ -25,7 +25,8 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.labels import DataClass, Label
 from memoryd.recall import recall
-from memoryd.serve.app import Guard, create_app
+from memoryd.serve.app import create_app
+from memoryd.serve.guard import Guard
 from memoryd.serve.mcp import Direct
 from memoryd.serve.service import Service
 

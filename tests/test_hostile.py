@@ -36,7 +36,8 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.recall import recall
-from memoryd.serve.app import Guard, create_app
+from memoryd.serve.app import create_app
+from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 
 WALRUS = "walrus"

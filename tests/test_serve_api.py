@@ -19,8 +19,9 @@ from logs import AT, turn, write_log
 from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
-from memoryd.serve.app import BODY_MAX, Guard, create_app
+from memoryd.serve.app import create_app
 from memoryd.serve.client import Client
+from memoryd.serve.guard import BODY_MAX, Guard
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
 

@@ -28,7 +28,8 @@ from memoryd import reindex as reindex_module
 from memoryd.errors import IndexFullError, IndexStoreError, JournalFullError, NoSpaceError
 from memoryd.home import Home
 from memoryd.serve import service as service_module
-from memoryd.serve.app import Guard, create_app, status_of
+from memoryd.serve.app import create_app, status_of
+from memoryd.serve.guard import Guard
 from memoryd.serve.service import NOT_UTF8, Service
 from test_serve_api import error_of, serving
 from tmpfs import Mount

@@ -373,7 +373,7 @@ def test_the_stdio_server_imports_no_http_listener() -> None:
     code = (
         "import sys, memoryd.cli, memoryd.serve.mcp; print(sorted(m for m in "
         "('memoryd.serve.mcp_http', 'memoryd.serve.daemon', 'memoryd.serve.bounds', "
-        "'memoryd.serve.listen', 'memoryd.serve.app', 'fastapi') "
+        "'memoryd.serve.listen', 'memoryd.serve.app', 'memoryd.serve.guard', 'fastapi') "
         "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -2,28 +2,20 @@
 
 Errors are `{"error": {"code", "message"}}`. memoryd's error tree is mapped to a status here and
 nowhere else. A bug escaping a route is answered 500 with only a trace id, in that same JSON
-(never Starlette's plain text), so nothing a client sends shows it a traceback. The ASGI wrapper
-outside FastAPI refuses a body over 1 MiB (413) before any of it is parsed, a missing token
-(401), and answers the same 500 for a bug outside the routes.
+(never Starlette's plain text), so nothing a client sends shows it a traceback. The request
+bodies are `bodies`'; the ASGI wrapper outside FastAPI is `guard.Guard`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hmac
 import ipaddress
-import json
-import logging
-import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.errors import (
     CheckError,
@@ -42,17 +34,19 @@ from memoryd.errors import (
     RecordError,
 )
 from memoryd.forget.run import Asked
-from memoryd.indexer import SESSION_ID, SESSION_RULE, is_session_id
 from memoryd.memory.journal import Op
-from memoryd.recall import K_DEFAULT, K_MAX
-from memoryd.secrets import redact
+from memoryd.serve.bodies import (
+    ForgetBody,
+    Labelled,
+    MemoryBody,
+    RecallBody,
+    RecordsBody,
+    SessionId,
+    problem_of,
+)
+from memoryd.serve.guard import logged
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
-
-BODY_MAX = 1024 * 1024
-"""The largest request body the daemon reads, in bytes."""
-
-log = logging.getLogger("memoryd.serve")
 
 
 def status_of(error: MemorydError) -> tuple[int, str]:
@@ -90,21 +84,6 @@ def error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     )
 
 
-SESSION_PATTERN = "^" + SESSION_ID.pattern + "$"
-"""A session id as every field that takes one checks it (the rule of `indexer.SESSION_ID`)."""
-
-
-def _not_a_key(session: str | None) -> str | None:
-    # A session id becomes item keys, journal lines and recall log lines: one shaped like a
-    # key is refused here rather than kept there.
-    if session is not None and not is_session_id(session):
-        raise ValueError("not a session id")
-    return session
-
-
-SessionId = Annotated[str, Field(pattern=SESSION_PATTERN), AfterValidator(_not_a_key)]
-"""A session id in a body or a path: the session id rule, and no key."""
-
 OWNER_OR_SESSION = (
     'say who asks: `"session": "<id>"` for the model on behalf of a session, or `"as": "owner"` '
     "for the owner (not both)"
@@ -113,54 +92,6 @@ FILES_FOR = (
     "say who reads: `?session=<id>` for the files that session's class may see, or `?as=owner` "
     "for every file (not both)"
 )
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RecallBody(_Body):
-    """`POST /v1/recall`: for `session` (its class bounds what is shown), or for none."""
-
-    query: str = Field(max_length=10_000)
-    k: int = Field(default=K_DEFAULT, ge=1, le=K_MAX)
-    session: SessionId | None = None
-
-
-class MemoryBody(_Body):
-    """`POST /v1/memory`: an edit by the model for `session`, or by the owner (`"as": "owner"`):
-    exactly one of the two."""
-
-    op: Literal["add", "replace", "remove"]
-    file: str = Field(max_length=200)
-    text: str = ""
-    old: str = ""
-    session: SessionId | None = None
-    as_: Literal["owner"] | None = Field(default=None, alias="as")
-
-
-class RecordsBody(_Body):
-    """`POST /v1/sessions/{session}/records`: records as the session log format has them."""
-
-    records: list[dict[str, Any]] = Field(min_length=1, max_length=10_000)
-
-
-class ForgetEntry(_Body):
-    """The entry of a memory file to forget: the file, and words of the one entry."""
-
-    file: str = Field(max_length=200)
-    words: str = Field(max_length=10_000)
-
-
-class ForgetBody(_Body):
-    """`POST /v1/forget`, the owner's only (`"as": "owner"`): keys, an entry or a query (with a
-    query, `keys` are the matches the owner confirmed); `dry_run` shows what it would forget."""
-
-    keys: list[Annotated[str, Field(max_length=400)]] = Field(default=[], max_length=10_000)
-    entry: ForgetEntry | None = None
-    query: str | None = Field(default=None, max_length=10_000)
-    dry_run: bool = False
-    as_: Literal["owner"] = Field(alias="as")
 
 
 OWNER_ONLY = (
@@ -177,27 +108,6 @@ def _public(request: Request) -> bool:
         return not ipaddress.ip_address(str(server[0])).is_loopback if server else False
     except ValueError:
         return False
-
-
-# Every name a request may use for a field: a validation error names only these, so a field
-# name a client made up (which may be a key pasted in the wrong place) is never echoed.
-_NAMES = frozenset(
-    name
-    for model in (RecallBody, MemoryBody, RecordsBody, ForgetBody, ForgetEntry)
-    for field_name, info in model.model_fields.items()
-    for name in (field_name, info.alias)
-    if name
-) | {"as", "session", "body", "query", "path"}
-
-
-class Labelled(BaseModel):
-    """Text that carries memory, with its label."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    text: str
-    data_class: str = Field(alias="class", serialization_alias="class")
-    untrusted: bool
 
 
 WINDOW_OFF = (
@@ -229,7 +139,7 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
     async def bug(request: Request, e: Exception) -> JSONResponse:
         # Starlette answers an escaped exception in plain text, then raises it on: the answer
         # is the API's JSON here, and the wrapper outside knows it is logged already.
-        trace = _logged(request.scope, e)
+        trace = logged(request.scope, e)
         return error(500, "internal", f"a bug in memoryd; trace id {trace}")
 
     @app.exception_handler(RequestValidationError)
@@ -344,139 +254,8 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
     return app
 
 
-NOT_TEXT = (
-    "a lone surrogate escape (such as \\ud800) is not text: send UTF-8 text (a whole "
-    "character, not half of one)"
-)
 _UNPARSED = "There was an error parsing the body"
-
-
-def problem_of(problem: Any) -> str:
-    """One validation problem, in words that hold nothing the client sent: the field named
-    only when it is one the API has, pydantic's message (which names rules, not values)
-    with any secret removed, and the session id rule spelled out."""
-    loc = list(problem.get("loc", ()))
-    if loc and loc[0] in ("body", "query", "path"):
-        loc = loc[1:]  # where it was sent; a field may be named `query` too
-    where = ".".join(str(p) if isinstance(p, int) or p in _NAMES else "?" for p in loc)
-    kind = problem.get("type")
-    if kind == "extra_forbidden":
-        return "an unknown field: send only the fields the API names"
-    if kind == "string_unicode":
-        return f"{where or 'body'}: {NOT_TEXT}"
-    if kind in ("string_pattern_mismatch", "value_error") and loc and loc[-1] == "session":
-        return f"{where}: {SESSION_RULE}"
-    message = redact(str(problem.get("msg", "invalid")))
-    return f"{where or 'body'}: {message[:200]}"
 
 
 def _labelled(found: Any) -> dict[str, Any]:
     return {"text": found.text, "class": found.data_class, "untrusted": found.untrusted}
-
-
-class Guard:
-    """The ASGI wrapper outside the app: a body over `BODY_MAX` is 413, a missing or wrong
-    bearer token is 401 (when a token is set), and an escaped bug is 500 with a trace id."""
-
-    def __init__(self, app: ASGIApp, token: str | None = None) -> None:
-        self.app = app
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request (or pass a lifespan event through)."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if self.token is not None and not self._authorised(scope):
-            client = scope.get("client") or ("?", 0)
-            log.warning("401: %s %s from %s without a valid token", *_what(scope), client[0])
-            await _answer(send, 401, "unauthorized", _UNAUTHORISED, bearer=True)
-            return
-        body = await _read(receive)
-        if body is None:
-            await _answer(send, 413, "too_large", f"the body is over {BODY_MAX} bytes: send less")
-            return
-        started = False
-
-        async def replay() -> Message:
-            nonlocal body
-            if body is not None:
-                message: Message = {"type": "http.request", "body": body, "more_body": False}
-                body = None
-                return message
-            return await receive()
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        try:
-            await self.app(scope, replay, sending)
-        except Exception as e:
-            if getattr(e, _TRACE, None) is not None:
-                return  # answered and logged by the app's own handler
-            trace = _logged(scope, e)
-            if not started:
-                await _answer(send, 500, "internal", f"a bug in memoryd; trace id {trace}")
-
-    def _authorised(self, scope: Scope) -> bool:
-        assert self.token is not None
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                scheme, _, given = value.decode("latin-1").partition(" ")
-                return scheme.lower() == "bearer" and hmac.compare_digest(
-                    given.strip().encode(), self.token.encode()
-                )
-        return False
-
-
-_UNAUTHORISED = (
-    "a missing or wrong token: send `Authorization: Bearer <token>` with the token from "
-    "$MEMORYD_TOKEN or <home>/token"
-)
-
-
-_TRACE = "memoryd_trace"
-
-
-def _logged(scope: Scope, e: Exception) -> str:
-    """Log a bug with its traceback under a new trace id, marked on the exception so it is
-    logged once; the trace id."""
-    trace = uuid.uuid4().hex[:12]
-    log.error("500 (trace %s): %s %s", trace, *_what(scope), exc_info=e)
-    with contextlib.suppress(AttributeError):  # one that takes none is logged twice at worst
-        setattr(e, _TRACE, trace)
-    return trace
-
-
-def _what(scope: Scope) -> tuple[str, str]:
-    # The path holds a session id, which may be a key pasted in the wrong place.
-    return str(scope.get("method", "?"))[:16], redact(str(scope.get("path", "?")))[:300]
-
-
-async def _read(receive: Receive) -> bytes | None:
-    # Read the whole body first, so a body over the limit is refused before FastAPI parses any.
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > BODY_MAX:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-async def _answer(send: Send, status: int, code: str, message: str, bearer: bool = False) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if bearer:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

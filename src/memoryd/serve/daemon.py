@@ -17,9 +17,10 @@ from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho import run as honcho_run
 from memoryd.serve import footprint
-from memoryd.serve.app import Guard, create_app
+from memoryd.serve.app import create_app
 from memoryd.serve.bounds import GRACE, bounds, http_server
 from memoryd.serve.claim import claimed
+from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp, bind_unix, parse_listen, socket_path
 from memoryd.serve.service import Service
 from memoryd.serve.token import token, token_path

@@ -1,18 +1,18 @@
 """`memoryd mcp --listen HOST:PORT`: the MCP server of `serve.mcp` (the same tools, resource and
 prompt) over MCP's Streamable HTTP transport, at `http://HOST:PORT/mcp`, with the daemon's rules.
 
-- Loopback only, unless `--public` (`daemon.parse_listen`).
+- Loopback only, unless `--public` (`listen.parse_listen`).
 - A bearer token on every request, the daemon's (`$MEMORYD_TOKEN`, else `<home>/token`),
-  compared in constant time; a missing or wrong one is 401 and never echoed (`app.Guard`).
+  compared in constant time; a missing or wrong one is 401 and never echoed (`guard.Guard`).
 - The memoryd session is this listener's `--session`, fixed at start: one listener per session.
   Nothing a client sends (a header, a query string, an MCP session id, a tool argument) names
   another; the SDK runs stateless, so an `Mcp-Session-Id` header is not even looked up.
 - DNS rebinding: a request whose `Host` (or `Origin`, when sent) does not name this listener is
   refused. A domain name other than `localhost` never does: it is what a rebinding attack
   points at this machine.
-- Slow clients and connections are bounded as the daemon's are (`daemon.http_server`).
+- Slow clients and connections are bounded as the daemon's are (`bounds.http_server`).
 
-The daemon's wiring and FastAPI (through `app.Guard`) are imported here only, never by the stdio
+The daemon's HTTP stack (uvicorn, through `bounds`) is imported here only, never by the stdio
 server, whose start every MCP client session waits for.
 """
 
@@ -29,8 +29,8 @@ from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.home import Home
-from memoryd.serve.app import Guard
 from memoryd.serve.bounds import bounds, http_server
+from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp, parse_listen
 from memoryd.serve.mcp import backend, build
 from memoryd.serve.token import token, token_path

@@ -18,8 +18,8 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.serve import footprint
-from memoryd.serve.app import Guard
 from memoryd.serve.bounds import bounded
+from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp
 from memoryd.serve.service import Service
 from memoryd.window import opener
