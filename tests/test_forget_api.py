@@ -106,3 +106,35 @@ def test_a_loop_cannot_append_a_forgotten_record(home: Home) -> None:
             "/v1/sessions/s1/records", json={"records": [{"type": "forgotten", "key": "s1:1:user"}]}
         )
     assert response.status_code == 422 and "memoryd forget" in response.text
+
+
+def test_an_entry_holding_a_secret_is_forgotten_by_its_number_and_shown_text(home: Home) -> None:
+    notes = home.memory / "notes.md"
+    notes.write_text(f"# Notes\n\nlikes tea\n\nthe deploy key is {KEY}\n")
+    with serving(home) as api:
+        # Its words as shown (the key removed) hold nothing of it: they find no entry.
+        shown = api.get("/v1/memory/files", params={"as": "owner"}).json()["files"]
+        text = next(f["text"] for f in shown if f["file"] == "notes.md")
+        assert KEY not in text
+        seen = text.split("\n\n")[-1].strip()
+        status, body = forget(api, entry={"file": "notes.md", "words": seen})
+        assert status == 422 and KEY not in str(body)
+        cases = [
+            {"file": "notes.md", "n": 1, "shown": seen},  # another entry is there
+            {"file": "notes.md", "n": 3, "shown": seen},  # no such entry
+            {"file": "notes.md", "n": 2, "shown": seen, "words": "tea"},  # two ways at once
+        ]
+        for entry in cases:
+            status, body = forget(api, entry=entry)
+            assert status == 422 and KEY not in str(body), entry
+        status, body = forget(api, entry={"file": "notes.md", "n": 0, "shown": seen})
+        assert status == 422 and body["error"]["code"] == "invalid"
+        status, body = forget(api, entry={"file": "notes.md", "n": 2, "shown": seen}, dry_run=True)
+        assert status == 200 and [s["key"] for s in body["shown"]] == ["notes.md entry"]
+        assert KEY not in str(body)
+        status, body = forget(api, entry={"file": "notes.md", "n": 2, "shown": seen})
+        assert (status, body["kind"]) == (200, "entry")
+    assert notes.read_text() == "# Notes\n\nlikes tea\n"
+    for path in home.root.rglob("*"):
+        if path.is_file() and not path.is_socket():
+            assert KEY.encode() not in path.read_bytes(), path

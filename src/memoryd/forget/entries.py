@@ -18,6 +18,7 @@ from datetime import datetime
 
 from memoryd.errors import ForgetError, JournalError
 from memoryd.lock import locked
+from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, change, parse, render
 from memoryd.memory.journal import (
     By,
@@ -44,17 +45,31 @@ def digest(salt: str, text: str) -> str:
 
 def current(memory: Memory, file: str, old: str) -> tuple[FileSpec, str]:
     """The file and the one entry of it holding `old` (as `memory remove` finds it)."""
-    try:
-        spec = memory.find(file)
-    except KeyError:
-        names = ", ".join(spec.name for spec in memory.files)
-        raise ForgetError(f"no such memory file: the files are {names}") from None
+    spec = _spec(memory, file)
     text = read_file(memory.path(spec)).decode("utf-8", "replace")
     found = [entry for entry in parse(text).entries if old and old in entry]
     if len(found) != 1:
         what = "no entry holds" if not found else f"{len(found)} entries hold"
         raise ForgetError(f"{spec.name}: {what} those words: quote words of exactly one entry")
     return spec, found[0]
+
+
+def at(memory: Memory, file: str, n: int, seen: str) -> tuple[FileSpec, str]:
+    """The file and its entry `n` (from 1, as the file lists them), which must still be shown
+    as `seen` (`block.shown`: secrets removed): an entry holding a secret is named without it."""
+    spec = _spec(memory, file)
+    entries = parse(read_file(memory.path(spec)).decode("utf-8", "replace")).entries
+    if not 1 <= n <= len(entries) or shown(entries[n - 1]) != seen:
+        raise ForgetError(f"{spec.name} changed since its entry was shown: look at it again")
+    return spec, entries[n - 1]
+
+
+def _spec(memory: Memory, file: str) -> FileSpec:
+    try:
+        return memory.find(file)
+    except KeyError:
+        names = ", ".join(spec.name for spec in memory.files)
+        raise ForgetError(f"no such memory file: the files are {names}") from None
 
 
 def dropped(memory: Memory, line_id: int, n: int) -> tuple[str, str] | None:

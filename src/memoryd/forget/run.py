@@ -43,12 +43,14 @@ QUERY_LIMIT = 1_000
 @dataclass(frozen=True)
 class Asked:
     """What the owner asks to forget: keys (items, turns, sessions, dropped entries), an entry
-    of a memory file (`entry`: the file and words of it), or what matches a query. With a
-    query, `keys` are the matches the owner was shown and confirmed."""
+    of a memory file (`entry`: the file and words of it; or `at`: the file, the entry's number
+    and its text as shown, secrets removed), or what matches a query. With a query, `keys` are
+    the matches the owner was shown and confirmed."""
 
     keys: tuple[str, ...] = ()
     entry: tuple[str, str] | None = None
     query: str | None = None
+    at: tuple[str, int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def _rendered(n: int, hit: Hit) -> str:
 def _kind(request: Asked, targets: list[Target | Dropped]) -> str:
     if request.query is not None:
         return "query"
-    if request.entry is not None or all(isinstance(t, Dropped) for t in targets):
+    by_entry = request.entry is not None or request.at is not None
+    if by_entry or all(isinstance(t, Dropped) for t in targets):
         return "entry"
     shapes = {
         "entry"
@@ -148,9 +151,11 @@ def plan(place: Place, request: Asked) -> Plan:
     """What `request` covers, with what the owner is shown; ForgetError when it names
     something there is not (said by position, never by echoing what was given)."""
     # Keys go with a query as the matches confirmed; otherwise exactly one way is said.
-    ways = (request.entry is not None, request.query is not None, bool(request.keys))
-    if sum(ways[:2]) + (ways[2] and request.query is None) != 1:
-        raise ForgetError("say what to forget: keys, an entry (file and words), or a query")
+    ways = (request.entry, request.at, request.query, request.keys)
+    if sum(w is not None for w in ways[:3]) + bool(ways[3] and request.query is None) != 1:
+        raise ForgetError(
+            "say what to forget: keys, an entry (file and words, or file and number), or a query"
+        )
     targets: list[Target | Dropped] = []
     if request.query is not None:
         targets = _from_query(place, request.query, request.keys)
@@ -160,10 +165,15 @@ def plan(place: Place, request: Asked) -> Plan:
     shown: list[Shown] = []
     keys: list[str] = []
     texts: list[str] = []
-    if request.entry is not None:
-        spec, text = entries.current(place.memory, *request.entry)
+    chosen = None
+    if request.at is not None:
+        chosen = entries.at(place.memory, *request.at)
+    elif request.entry is not None:
+        chosen = entries.current(place.memory, *request.entry)
+    if chosen is not None:
+        spec, text = chosen
         found_entries.append((spec.path, redact(text)))
-        shown.append(Shown(f"{spec.name} entry", f"{spec.name}: {snippet(text)}"))
+        shown.append(Shown(f"{spec.name} entry", f"{spec.name}: {snippet(redact(text))}"))
         texts.append(text)
     total = len(targets)
     for n, target in enumerate(targets, start=1):

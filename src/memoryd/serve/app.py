@@ -215,8 +215,10 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
         shows it, each with its key; otherwise the keys it forgot (docs/forget.md)."""
         if _public(request):
             return error(403, "owner_only", OWNER_ONLY)
-        entry = None if body.entry is None else (body.entry.file, body.entry.words)
-        asked = Asked(tuple(body.keys), entry, body.query)
+        given = body.entry
+        entry = None if given is None or given.words is None else (given.file, given.words)
+        at = None if given is None or given.n is None else (given.file, given.n, given.shown or "")
+        asked = Asked(tuple(body.keys), entry, body.query, at)
         if body.dry_run:
             shown = service.forget_preview(asked)
             return {"shown": [{"key": found.key, "text": found.text} for found in shown]}

@@ -59,10 +59,13 @@ class RecordsBody(_Body):
 
 
 class ForgetEntry(_Body):
-    """The entry of a memory file to forget: the file, and words of the one entry."""
+    """The entry of a memory file to forget: the file, and words of the one entry, or its
+    number in the file (from 1) and its text as shown (`block.shown`: secrets removed)."""
 
     file: str = Field(max_length=200)
-    words: str = Field(max_length=10_000)
+    words: str | None = Field(default=None, max_length=10_000)
+    n: int | None = Field(default=None, ge=1, le=1_000_000)
+    shown: str | None = Field(default=None, max_length=10_000)
 
 
 class ForgetBody(_Body):

@@ -228,9 +228,11 @@ def _who(session: str | None, as_owner: bool) -> dict[str, str]:
 
 
 def _forget_body(request: Asked) -> dict[str, Any]:
-    entry = (
-        None if request.entry is None else dict(zip(("file", "words"), request.entry, strict=True))
-    )
+    entry: dict[str, Any] | None = None
+    if request.entry is not None:
+        entry = dict(zip(("file", "words"), request.entry, strict=True))
+    elif request.at is not None:
+        entry = dict(zip(("file", "n", "shown"), request.at, strict=True))
     return {"keys": list(request.keys), "entry": entry, "query": request.query, "as": "owner"}
 
 

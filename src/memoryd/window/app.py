@@ -133,6 +133,7 @@ def build(service: Service, keys: Keys) -> Starlette:
                 found = await run_in_threadpool(
                     service.read_index,
                     lambda index: search.search(index, service.reading, query, k, session),
+                    session,
                 )
                 parts.append(search.results(found, query))
             except RecallError as e:

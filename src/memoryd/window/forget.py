@@ -3,7 +3,9 @@ be forgotten (as `memoryd forget` shows it: each item as recall shows it, with i
 the forget itself, through the daemon's own (`Service.forget`, docs/forget.md).
 
 A link names an item (`item=KEY`), a turn (`session=S&turn=N`), a session (`session=S`), an
-entry of a memory file (`file=F&words=W`) or a query (`query=Q`). The confirmation's form
+entry of a memory file (`file=F&n=N&shown=T`: its number in the file and its text as the page
+showed it, secrets removed, so that an entry holding a secret is forgotten without the secret
+ever reaching the browser; or `file=F&words=W`) or a query (`query=Q`). The confirmation's form
 carries exactly the keys shown; with a query, a forget is refused when what matches changed
 since (look again). Every text shown passes through the API's redaction.
 """
@@ -30,6 +32,11 @@ def asked(query: Mapping[str, str]) -> Asked:
     elif query.get("session"):
         turn = query.get("turn", "")
         keys = (f"{query['session']}:{turn}" if turn else query["session"],)
+    if query.get("file") and query.get("n"):
+        number = query["n"]
+        if not (number.isascii() and number.isdigit() and len(number) <= 6):
+            raise ForgetError("an entry's number is a whole number: look at the file again")
+        return Asked(at=(query["file"], int(number), query.get("shown", "")))
     if query.get("file"):
         return Asked(entry=(query["file"], query.get("words", "")))
     if query.get("query"):
@@ -42,6 +49,9 @@ def asked(query: Mapping[str, str]) -> Asked:
 def _fields(request: Asked, shown: list[Shown]) -> list[Html]:
     # Redacted like everything the window shows: the index holds no secret, so words or a
     # query holding one match nothing anyway.
+    if request.at is not None:
+        file, n, seen = request.at
+        return [hidden("file", file), hidden("n", str(n)), hidden("shown", redact(seen))]
     if request.entry is not None:
         return [hidden("file", request.entry[0]), hidden("words", redact(request.entry[1]))]
     fields = [hidden("keys", "\n".join(s.key for s in shown))]

@@ -107,7 +107,7 @@ def _file(found: File, csrf: str) -> Html:
         )
     usage = el("p", f"{found.used:,} / {spec.budget:,} characters", class_="usage")
     entries = []
-    for entry in found.doc.entries:
+    for n, entry in enumerate(found.doc.entries, start=1):
         text = shown(entry)
         remove = form(
             "/memory/edit",
@@ -127,8 +127,10 @@ def _file(found: File, csrf: str) -> Html:
             el("textarea", text, name="text", rows="2", aria_label="new text"),
             button="replace",
         )
+        # By its number and its text as shown: words of an entry holding a secret are shown
+        # without it, so they would not find it.
         forget = el(
-            "a", "forget…", class_="danger", href=url("/forget", file=spec.name, words=text)
+            "a", "forget…", class_="danger", href=url("/forget", file=spec.name, n=n, shown=text)
         )
         entries.append(
             el(

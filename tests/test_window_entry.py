@@ -1,0 +1,87 @@
+"""The window reads as the daemon's recall does, and forgets a memory entry by its number and its
+text as shown: one holding a secret is forgotten without the secret reaching the browser.
+
+In process (the daemon's Service and the window's app, no watcher): a turn written after the
+last catch-up is found only when the search catches its session up first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.serve.service import Service
+from memoryd.window.app import build
+from memoryd.window.guard import WindowGuard, hosts_of
+from memoryd.window.keys import Keys
+from window_home import SECRET, csrf, every_file
+
+
+@pytest.fixture
+def window(home: Home) -> Iterator[TestClient]:
+    write_log(home, "s1", turn("the boat is in the harbour", "noted"))
+    keys = Keys()
+    app = WindowGuard(build(Service.open(home), keys), keys, hosts_of("127.0.0.1", 8000), 8000)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        yield client
+
+
+def test_a_search_for_a_session_finds_the_turn_its_log_has_just_got(
+    home: Home, window: TestClient
+) -> None:
+    write_log(home, "s1", turn("the oars are in the quillshed", "fine"))
+    found = window.get("/", params={"q": "quillshed", "session": "s1"}).text
+    assert "the oars are in the quillshed" in found and "Nothing matched" not in found
+
+
+def test_an_entry_holding_a_secret_is_forgotten_by_its_number_never_sending_the_secret(
+    home: Home, window: TestClient
+) -> None:
+    # A hand edit: the file holds the secret, the page shows it redacted.
+    notes = home.memory / "notes.md"
+    notes.write_text(f"# Notes\n\nlikes tea\n\nmy password is {SECRET}\n\nrows on Sundays\n")
+    page = window.get("/memory").text
+    assert SECRET not in page
+    links = [
+        part.split('"')[0].replace("&amp;", "&")
+        for part in page.split('href="')[1:]
+        if part.startswith("/forget?file=notes.md")
+    ]
+    assert len(links) == 3 and "n=2" in links[1]
+    shown = window.get(links[1])
+    assert shown.status_code == 200 and "my password is" in shown.text
+    assert SECRET not in shown.text
+    form = dict(
+        (name, value.replace("&amp;", "&"))
+        for name, value in (
+            (part.split('"')[0], part.split('value="')[1].split('"')[0])
+            for part in shown.text.split('name="')[1:]
+            if 'value="' in part.split(">")[0]
+        )
+    )
+    assert form["n"] == "2" and form["file"] == "notes.md"
+    done = window.post("/forget", data={**form, "csrf": csrf(shown.text)})
+    assert done.status_code == 200, done.text
+    assert notes.read_text() == "# Notes\n\nlikes tea\n\nrows on Sundays\n"
+    for path in every_file(home.root):
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_an_entry_is_not_forgotten_when_the_file_changed_since_it_was_shown(
+    home: Home, window: TestClient
+) -> None:
+    notes = home.memory / "notes.md"
+    notes.write_text("# Notes\n\nlikes tea\n\nrows on Sundays\n")
+    token = csrf(window.get("/memory").text)
+    notes.write_text("# Notes\n\nrows on Sundays\n\nlikes tea\n")
+    asked = {"file": "notes.md", "n": "2", "shown": "rows on Sundays", "csrf": token}
+    refused = window.post("/forget", data=asked)
+    assert refused.status_code == 422 and "changed since" in refused.text
+    assert window.post("/forget", data={**asked, "n": "x9"}).status_code == 422
+    assert notes.read_text() == "# Notes\n\nrows on Sundays\n\nlikes tea\n"
+    done = window.post("/forget", data={**asked, "n": "1"})
+    assert done.status_code == 200 and notes.read_text() == "# Notes\n\nlikes tea\n"
