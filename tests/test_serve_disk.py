@@ -30,7 +30,8 @@ from memoryd.home import Home
 from memoryd.serve import service as service_module
 from memoryd.serve.app import create_app, status_of
 from memoryd.serve.guard import Guard
-from memoryd.serve.service import NOT_UTF8, Service
+from memoryd.serve.memory_files import NOT_UTF8
+from memoryd.serve.service import Service
 from test_serve_api import error_of, serving
 from tmpfs import Mount
 

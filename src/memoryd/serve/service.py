@@ -18,32 +18,24 @@ would invite the client to send it twice.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd import config as config_file
 from memoryd.errors import (
-    NO_SPACE,
-    HomeError,
     IndexDamagedError,
     IndexStoreError,
-    LockError,
     MemorydError,
     MemoryEditError,
-    NoSpaceError,
     NoSuchFileError,
     RecordError,
-    disk_problem,
 )
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
-from memoryd.home import Home, make_folder, open_private
+from memoryd.home import Home
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index, LogState
 from memoryd.indexer import (
@@ -57,24 +49,21 @@ from memoryd.indexer import (
 )
 from memoryd.labels import DataClass, Label
 from memoryd.logfiles import epoch_logs
-from memoryd.memory.block import memory_block, shown
+from memoryd.memory.block import memory_block
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, model
-from memoryd.memory.files import Memory, parse, shown_name, usage
-from memoryd.memory.journal import Op, read_file
+from memoryd.memory.files import Memory, shown_name
+from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.recall import Answer
 from memoryd.reindex import reindex
-from memoryd.sessions import Kind, parse_line
+from memoryd.serve.append import append_lines, checked
+from memoryd.serve.memory_files import memory_files
 from memoryd.status import summary
 
 log = logging.getLogger("memoryd.serve")
 
 T = TypeVar("T")
-
-NOT_UTF8 = "not UTF-8, so it fails the check; run `memoryd check`"
-"""Why the files answer holds no text for a file (the block's words for leaving it out)."""
 
 
 @dataclass(frozen=True)
@@ -235,14 +224,10 @@ class Service:
             # new, empty index (its own catch-up may have filled some of it).
             raise IndexStoreError(damage)
 
-    def read_index(self, read: Callable[[Index], T], session: str | None = None) -> T:
+    def read_index(self, read: Callable[[Index], T]) -> T:
         """`read` of this thread's index, as the API's readers read it: refused while a damaged
-        index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so).
-        With `session`, the index has its last turn first: a loop may recall right after
-        writing it, before the watcher wakes."""
+        index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so)."""
         with self._rebuilding():
-            if session is not None and self._behind(session):
-                self.catch_up()
             return read(self.index)
 
     def _index_written(self, what: str, index: Callable[[], object]) -> None:
@@ -276,16 +261,16 @@ class Service:
             index_dropped(self.index, self.memory.journal)
 
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
-        """The model's `recall`, answered from the index, which has the session's last turn
-        (`read_index`)."""
-
-        def answer(index: Index) -> Answer:
+        """The model's `recall`, answered from the index, which has the session's last turn:
+        a loop may recall right after writing it, before the watcher wakes."""
+        with self._rebuilding():
+            if session is not None and self._behind(session):
+                self.catch_up()
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
-            now = datetime.now(UTC)
-            return recall_with(index, query, k, session, now, self.home.recalls, self.reading)
-
-        found = self.read_index(answer, session)
-        return Labelled.of(found.text, found.label)
+            answer = recall_with(
+                self.index, query, k, session, datetime.now(UTC), self.home.recalls, self.reading
+            )
+        return Labelled.of(answer.text, answer.label)
 
     def _behind(self, session: str) -> bool:
         # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
@@ -337,39 +322,12 @@ class Service:
         return Edited(done.line.id, str(done.line.op), shown_name(done.line.file), done.usage)
 
     def files(self, session: str | None) -> list[dict[str, Any]]:
-        """The memory files `session`'s class may see (every file for the owner, when None),
-        each with its name, kind, class, budget, usage and text. The text is the file's as the
-        block shows an entry: secrets removed, chat-template tags neutralised, control and
-        invisible characters out (a file edited by hand may hold any of them). A file that is
-        not UTF-8 is listed without its text, as the block leaves it out: `text` is empty,
-        `problem` says why (it is None for every other file) and `usage` says it too."""
+        """The memory files `session`'s class may see (every file for the owner, when None), as
+        `memory_files` lists them."""
         ceiling = DataClass.SECRET
         if session is not None:
             ceiling = trust(self.memory.sessions, session, self.state_of).data_class
-        found = []
-        for spec in self.memory.files:
-            if spec.data_class > ceiling:
-                continue
-            entry: dict[str, Any] = {
-                "file": spec.name,
-                "kind": str(spec.kind),
-                "class": spec.data_class.value,
-                "untrusted": False,
-                "budget": spec.budget,
-            }
-            try:
-                text = read_file(self.memory.path(spec)).decode("utf-8")
-            except UnicodeDecodeError:
-                # Decoded some other way, its text would be what `memoryd check` refuses.
-                entry |= {"usage": f"{spec.name}: {NOT_UTF8}", "text": "", "problem": NOT_UTF8}
-            else:
-                entry |= {
-                    "usage": usage(spec, parse(text).entries),
-                    "text": shown(text),
-                    "problem": None,
-                }
-            found.append(entry)
-        return found
+        return memory_files(self.memory, ceiling)
 
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
         """Append records to a session's log (a `compaction` starts the next epoch), then
@@ -377,26 +335,9 @@ class Service:
         it goes to, before a byte is written: a refused batch leaves the log as it was."""
         if not is_session_id(session):
             raise RecordError(SESSION_RULE)
-        lines = [_line(n, record) for n, record in enumerate(records, start=1)]
+        lines = checked(records)
         with self._appending:
-            logs = epoch_logs(self.home.sessions, session)
-            epoch = logs[-1][0] if logs else 0
-            started = bool(logs)
-            batches: dict[int, list[bytes]] = {}
-            for data, kind in lines:
-                if kind is Kind.COMPACTION and started:
-                    epoch += 1
-                batches.setdefault(epoch, []).append(data)
-                started = True
-            paths = {n: self.home.sessions / session / f"{n}.jsonl" for n in batches}
-            for path in paths.values():
-                if _mid_line(path):
-                    # Another writer is mid-line: appending would glue two records together.
-                    raise LockError(
-                        f"{path} ends in a partial line (another writer is mid-write): "
-                        "finish that line, then append again"
-                    )
-            _write({paths[n]: b"".join(batch) for n, batch in batches.items()})
+            append_lines(self.home.sessions, session, lines)
         self._index_written(f"the append to session {session}", self.catch_up)
         return len(lines)
 
@@ -461,125 +402,3 @@ class Service:
 def now() -> datetime:
     """The time an edit is stamped with."""
     return datetime.now(UTC)
-
-
-KINDS = ", ".join(kind.value for kind in Kind)
-"""The record types memoryd reads, as a refusal names them."""
-
-
-def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
-    # The line as it will be written, checked as a reader will read it. A refusal names the
-    # record and the rule, never a value: the value may be anything a client sent.
-    try:
-        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        raise RecordError(
-            f"record {n}: a number is NaN or infinite, which JSON does not have: send a "
-            "finite number, or a string"
-        ) from None
-    try:
-        data = text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        raise RecordError(
-            f"record {n}: a string holds a lone surrogate escape (such as \\ud800), which is "
-            "not text: send UTF-8 text (a whole character, not half of one)"
-        ) from None
-    try:
-        parsed = parse_line(text)
-    except ValueError as e:
-        raise RecordError(
-            f"record {n}: {e}: see the session log format in docs/integrate.md"
-        ) from None
-    if parsed.kind is Kind.FORGOTTEN:
-        raise RecordError(f"record {n}: a forgotten record is memoryd's own: `memoryd forget`")
-    if parsed.kind is None and not _own_type(parsed.data["type"]):
-        # Stored, it would be read and ignored: a typo (`usr`) would drop the turn unseen.
-        raise RecordError(
-            f'record {n}: an unknown "type": send one of {KINDS}, or a type of your own '
-            'starting with "x-" (stored, and ignored when read)'
-        )
-    return data, parsed.kind
-
-
-def _own_type(name: str) -> bool:
-    """Whether a record type is one a loop made for itself: `x-` and a name."""
-    return name.startswith("x-") and len(name) > 2
-
-
-def _write(files: dict[Path, bytes]) -> None:
-    # Append each file's bytes, all or nothing: the size of each file and whether it and its
-    # folders existed are noted first; an OSError on any of them (a full disk) truncates each
-    # back to its size and removes what was made, so a refused batch leaves the logs as they
-    # were (an empty log would be a session with no turn). os.write, unbuffered, so that the
-    # error is raised here, not when a buffer is flushed.
-    sizes: dict[Path, int | None] = {}
-    made: list[Path] = []
-    path = next(iter(files))
-    try:
-        for path, data in files.items():
-            made += _missing(path.parent)
-            make_folder(path.parent)
-            try:
-                size: int | None = os.lstat(path).st_size
-            except FileNotFoundError:
-                size = None
-            fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            sizes[path] = size
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-    except BaseException as e:
-        _take_back(sizes, made)
-        if not isinstance(e, OSError):
-            raise
-        problem = f"nothing was appended: {disk_problem(e, path)}"
-        if e.errno in NO_SPACE:
-            raise NoSpaceError(problem) from e
-        raise HomeError(problem) from e
-
-
-def _missing(folder: Path) -> list[Path]:
-    """The folders `make_folder(folder)` would make, outermost first."""
-    missing = []
-    while not os.path.lexists(folder) and folder.parent != folder:
-        missing.append(folder)
-        folder = folder.parent
-    return missing[::-1]
-
-
-def _take_back(sizes: dict[Path, int | None], made: list[Path]) -> None:
-    # Truncating needs no space. What cannot be taken back is logged: the log's reader skips
-    # a partial last line until it ends, and reports a damaged one.
-    for path, size in sizes.items():
-        try:
-            if size is None:
-                path.unlink(missing_ok=True)
-                continue
-            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                os.ftruncate(fd, size)
-            finally:
-                os.close(fd)
-        except OSError as e:
-            log.error("cannot take back a failed append: %s", disk_problem(e, path))
-    for folder in reversed(made):
-        with contextlib.suppress(OSError):  # not empty: another writer wrote there meanwhile
-            folder.rmdir()
-
-
-def _mid_line(path: Path) -> bool:
-    # Whether the file exists and ends in a partial line: checked for every file of a batch
-    # before any is written (a link or a foreign file is refused here too, as when writing).
-    try:
-        fd = open_private(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if not size:
-            return False
-        f.seek(size - 1)
-        return f.read(1) != b"\n"
