@@ -22,7 +22,7 @@ from memoryd.honcho.state import SyncState
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.lock import locked
-from memoryd.memory.journal import read_file, replace
+from memoryd.memory.replace import read_file, replace
 from memoryd.recall import local, recall
 from memoryd.serve.claim import claimed
 from memoryd.serve.token import token

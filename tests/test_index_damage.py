@@ -29,8 +29,9 @@ from memoryd.home import Home
 from memoryd.index import Index, set_aside, store_error
 from memoryd.indexer import Names, catch_up
 from memoryd.memory import edits
-from memoryd.memory.journal import append, read_bytes, temporary
+from memoryd.memory.journal import append, read_bytes
 from memoryd.memory.recovery import recover
+from memoryd.memory.replace import temporary
 from memoryd.reindex import reindex
 from memoryd.serve import claim
 from test_cli import memoryd

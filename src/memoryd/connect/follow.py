@@ -30,7 +30,7 @@ from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.indexer import is_session_id
-from memoryd.memory.journal import replace
+from memoryd.memory.replace import replace
 
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a

@@ -20,21 +20,9 @@ from memoryd.errors import ForgetError, JournalError
 from memoryd.lock import locked
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, change, parse, render
-from memoryd.memory.journal import (
-    By,
-    Line,
-    Op,
-    append,
-    read,
-    read_bytes,
-    read_file,
-    replace,
-    sha256,
-    stamp,
-    take_back,
-    temporary,
-)
+from memoryd.memory.journal import By, Line, Op, append, read, read_bytes, sha256, stamp, take_back
 from memoryd.memory.recovery import recover_locked
+from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.secrets import redact
 
 

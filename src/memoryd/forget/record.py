@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.home import make_folder, open_private
-from memoryd.memory.journal import fsync_folder, replace
+from memoryd.memory.replace import fsync_folder, replace
 from memoryd.text import parse_time
 
 BEGUN = "forgetting.json"

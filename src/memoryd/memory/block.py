@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from memoryd.labels import DataClass, Label
 from memoryd.memory.check import is_control, is_invisible, is_surrogate, structure_at
 from memoryd.memory.files import SEPARATOR, Document, FileSpec, Memory, ordered, parse, used
-from memoryd.memory.journal import read_file
+from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf, trust
 from memoryd.secrets import redact
 from memoryd.text import neutralise

@@ -25,8 +25,9 @@ from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
-from memoryd.memory.journal import Line, Op, read, read_bytes, read_file, scan
+from memoryd.memory.journal import Line, Op, read, read_bytes, scan
 from memoryd.memory.recovery import consistency, recover
+from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
 from memoryd.options import echo_labelled, home_option
 from memoryd.text import when

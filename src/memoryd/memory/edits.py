@@ -28,20 +28,9 @@ from memoryd.memory.files import (
     render,
     usage,
 )
-from memoryd.memory.journal import (
-    By,
-    Line,
-    Op,
-    Tail,
-    append,
-    read,
-    read_file,
-    replace,
-    sha256,
-    stamp,
-    take_back,
-)
+from memoryd.memory.journal import By, Line, Op, Tail, append, read, sha256, stamp, take_back
 from memoryd.memory.recovery import recover_locked
+from memoryd.memory.replace import read_file, replace
 from memoryd.memory.trust import StateOf, refuse, trust
 from memoryd.secrets import redact
 

@@ -6,7 +6,7 @@ crash leaves the file either as it was, with the line saying what to do (`recove
 again), or as the line says it is now. A replace that fails without a crash (no space left, say)
 takes its line back (`take_back`): an edit reported failed is never applied later. The journal
 never holds a secret: entries are written with their secrets removed. This module holds the
-line format and the file operations.
+line format and the journal's own file operations; a memory file's atomic replace is `replace`'s.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import NO_SPACE, HomeError, JournalError, JournalFullError, disk_problem
-from memoryd.home import link_message, make_folder, open_private
+from memoryd.errors import JournalError, disk_problem
+from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
 from memoryd.memory.files import FILE_NAME, parse
+from memoryd.memory.replace import failed, fsync_folder
 from memoryd.secrets import redact
 from memoryd.text import parse_time
 
@@ -262,33 +263,6 @@ def tail(path: Path, files: Iterable[str]) -> Tail:
     return Tail(last, lasts, end, len(data))
 
 
-def read_file(path: Path) -> bytes:
-    """A memory file's bytes; none when it does not exist."""
-    try:
-        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return b""
-    except OSError as e:
-        raise JournalError(f"cannot read the memory file {path}: {e}") from e
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make a folder's entries (a rename, a new file) durable."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def failed(message: str, e: OSError, path: Path, then: str = "") -> JournalError:
-    """The error of an OSError writing `path` (the journal or a memory file): `message`, what
-    the OSError means and what to do, then `then` (JournalFullError when the device is full)."""
-    kind = JournalFullError if e.errno in NO_SPACE else JournalError
-    return kind(f"{message}: {disk_problem(e, path)}{then}")
-
-
 def append(path: Path, line: Line) -> int:
     """Append `line` to the journal and fsync it: the edit is decided once this returns. The
     journal's length before the line, for `take_back`."""
@@ -334,44 +308,6 @@ def take_back(path: Path, size: int, error: JournalError) -> JournalError:
             f"({disk_problem(e)}): the next memoryd command that can write the file applies it"
         )
     return type(error)(f"{error}; nothing was changed")
-
-
-def temporary(path: Path) -> Path:
-    """The temporary file an atomic replace of `path` writes first."""
-    return path.with_name(f".{path.name}.tmp")
-
-
-def replace(path: Path, content: bytes) -> None:
-    """Replace the file at `path` with `content` atomically: a reader sees the old or the new."""
-    temp = temporary(path)
-    try:
-        if not path.parent.is_dir():
-            make_folder(path.parent)
-            fsync_folder(path.parent.parent)
-        if os.path.islink(path):
-            raise HomeError(link_message(path))
-        # A stale temporary file (or a link planted in its name) is removed, and the new one
-        # made only if nothing took the name meanwhile: nothing is written through a link.
-        temp.unlink(missing_ok=True)
-        fd = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temp, path)
-        except OSError:
-            # Nothing half-made is left behind (a full disk leaves a short temporary file).
-            with contextlib.suppress(OSError):
-                temp.unlink(missing_ok=True)
-            raise
-    except OSError as e:
-        raise failed(f"cannot replace {path.name}", e, path) from e
-    # The rename is done: the file is the new one. Its folder's fsync only makes the rename
-    # outlive a crash, after which recovery would apply the journal line again: a failure here
-    # does not undo the edit.
-    with contextlib.suppress(OSError):
-        fsync_folder(path.parent)
 
 
 def entries_of(content: bytes) -> tuple[str, ...]:

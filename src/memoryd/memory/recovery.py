@@ -32,14 +32,12 @@ from memoryd.memory.journal import (
     entries_of,
     last_lines,
     read,
-    read_file,
-    replace,
     replay,
     sha256,
     stamp,
     tail,
-    temporary,
 )
+from memoryd.memory.replace import read_file, replace, temporary
 
 
 def again(line: Line, content: bytes) -> bytes:

@@ -8,7 +8,7 @@ from typing import Any
 from memoryd.labels import DataClass
 from memoryd.memory.block import shown
 from memoryd.memory.files import Memory, parse, usage
-from memoryd.memory.journal import read_file
+from memoryd.memory.replace import read_file
 
 NOT_UTF8 = "not UTF-8, so it fails the check; run `memoryd check`"
 """Why the files answer holds no text for a file (the block's words for leaving it out)."""

@@ -17,7 +17,8 @@ from memoryd.memory.block import Block, render_block, shown
 from memoryd.memory.commands import summary
 from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
-from memoryd.memory.journal import Line, read_bytes, read_file, scan
+from memoryd.memory.journal import Line, read_bytes, scan
+from memoryd.memory.replace import read_file
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, form, hidden, url
