@@ -24,7 +24,7 @@ from pathlib import Path
 
 import memoryd
 from memoryd import index as index_module
-from memoryd import indexer
+from memoryd import indexer, schema
 from memoryd.index import Index, Item
 from memoryd.indexer import catch_up
 from runs import BATCH, NAMES, Indexing, log
@@ -73,7 +73,7 @@ def fingerprint(home: Path) -> dict[str, str]:
     """
     return {
         "home": hashlib.sha256((home.parent / "done.json").read_bytes()).hexdigest(),
-        "schema": hashlib.sha256(repr(index_module.MIGRATIONS).encode()).hexdigest(),
+        "schema": hashlib.sha256(repr(schema.MIGRATIONS).encode()).hexdigest(),
         "code": source_digest(index_module, indexer),
         "sqlite": sqlite3.sqlite_version,
     }

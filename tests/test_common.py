@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import common
-from memoryd import index as index_module
+from memoryd import common, schema
 from memoryd.index import Index, Item
 from memoryd.search import search
 
@@ -129,11 +128,11 @@ def test_an_index_from_before_gets_its_tables_on_its_next_write(
         for n in range(200)
     ]
     path = tmp_path / "index.sqlite"
-    every = index_module.MIGRATIONS
-    monkeypatch.setattr(index_module, "MIGRATIONS", every[:3])
+    every = schema.MIGRATIONS
+    monkeypatch.setattr(schema, "MIGRATIONS", every[:3])
     with Index(path) as old:
         old.add(items)
-    monkeypatch.setattr(index_module, "MIGRATIONS", every)
+    monkeypatch.setattr(schema, "MIGRATIONS", every)
     with Index(path) as index:
         assert index.best_of(WORDS[0], 2) is None  # migrated: the tables are there, empty
         index.add([Item("t:1:user", "t", "private", "said", "u", AT, WORDS[0])])

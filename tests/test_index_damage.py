@@ -26,7 +26,7 @@ from memoryd.errors import (
     NoSpaceError,
 )
 from memoryd.home import Home
-from memoryd.index import Index, set_aside, store_error
+from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory import edits
 from memoryd.memory.journal import append, read_bytes
@@ -34,6 +34,7 @@ from memoryd.memory.recovery import recover
 from memoryd.memory.replace import temporary
 from memoryd.reindex import reindex
 from memoryd.serve import claim
+from memoryd.store import set_aside, store_error
 from test_cli import memoryd
 from test_memory_support import NOW, add, lines, memory_of, text_of
 from tmpfs import Mount

@@ -11,9 +11,10 @@ import pytest
 
 from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import MIGRATIONS, Index, Item, connect, migrate
+from memoryd.index import Index, Item
 from memoryd.indexer import Names, catch_up
 from memoryd.reindex import reindex
+from memoryd.schema import MIGRATIONS, connect, migrate
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 

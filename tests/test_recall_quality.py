@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from logs import AT, turn, write_log
-from memoryd import index as index_module
+from memoryd import schema
 from memoryd.home import Home
 from memoryd.index import Hit, Index, Item
 from memoryd.indexer import Names, catch_up
@@ -156,7 +156,7 @@ def test_an_item_with_one_query_word_missing_comes_before_one_word_matches(
 
 
 def test_the_old_index_moves_to_stems_on_open(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "MIGRATIONS", index_module.MIGRATIONS[:2])
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
     write_log(home, "s1", turn("I travelled to Lisbon", "Lisbon is lovely"))
     with Index(home.index) as old:
         catch_up(old, home.sessions, NAMES)

@@ -1,130 +1,28 @@
-"""The SQLite index: items in a table, their text in an FTS5 table, and its migrations.
+"""The SQLite index: items in a table, their text in an FTS5 table, how far each log was read.
 
 The index is derived data (SPEC section 2): every item can be rebuilt from the session logs and
-the journal. This module runs SQL; `recall` builds the FTS5 expressions it runs.
+the journal. This module runs SQL; `recall` builds the FTS5 expressions it runs. The schema and
+its migrations are `schema`'s; what fails on the file, `store`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
-import os
-import sqlite3
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from memoryd import common
-from memoryd.errors import (
-    NO_SPACE,
-    IndexDamagedError,
-    IndexFullError,
-    IndexStoreError,
-    disk_problem,
-)
-from memoryd.home import make_folder, private_database
+from memoryd.errors import IndexDamagedError
 from memoryd.labels import DataClass
 from memoryd.relevance import CLOSE, OPEN, fold, stems
+from memoryd.schema import connect
 from memoryd.stems import stem
-
-# Append-only: a migration, once released, is never edited; a change is a new entry.
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "items and their full-text index",
-        """
-        CREATE TABLE items (
-            id INTEGER PRIMARY KEY,
-            key TEXT NOT NULL UNIQUE,
-            tag TEXT NOT NULL,
-            class TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            who TEXT NOT NULL,
-            at TEXT NOT NULL,
-            text TEXT NOT NULL,
-            length INTEGER NOT NULL
-        );
-        CREATE VIRTUAL TABLE items_fts USING fts5(
-            text, content='items', content_rowid='id',
-            tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TABLE terms (term TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
-        CREATE TABLE counts (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-        INSERT INTO counts VALUES ('items', 0), ('tokens', 0);
-        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
-            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
-            UPDATE counts SET value = value + 1 WHERE name = 'items';
-            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
-        END;
-        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
-            UPDATE counts SET value = value - 1 WHERE name = 'items';
-            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
-        END;
-        CREATE TABLE logs (
-            session TEXT PRIMARY KEY,
-            epoch INTEGER NOT NULL,
-            offset INTEGER NOT NULL,
-            line INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            folder_mtime INTEGER NOT NULL,
-            progress TEXT NOT NULL,
-            finished INTEGER NOT NULL,
-            damage TEXT
-        );
-        """,
-    ),
-    (
-        "how far the memory journal was indexed",
-        """
-        CREATE TABLE journal_read (
-            one INTEGER PRIMARY KEY CHECK (one = 1),
-            end_offset INTEGER NOT NULL,
-            last_start INTEGER NOT NULL,
-            last_digest TEXT NOT NULL
-        );
-        """,
-    ),
-    (
-        "word forms: the full-text index stems every token (porter), the terms are stems",
-        # FTS5 re-reads every item's text (`rebuild`); its own counts of the rows holding each
-        # stem (fts5vocab) become the document counts, so nothing here needs Python.
-        """
-        DROP TRIGGER items_ai;
-        DROP TRIGGER items_ad;
-        DROP TABLE items_fts;
-        CREATE VIRTUAL TABLE items_fts USING fts5(
-            text, content='items', content_rowid='id',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        INSERT INTO items_fts(items_fts) VALUES ('rebuild');
-        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
-            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
-            UPDATE counts SET value = value + 1 WHERE name = 'items';
-            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
-        END;
-        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
-            UPDATE counts SET value = value - 1 WHERE name = 'items';
-            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
-        END;
-        CREATE VIRTUAL TABLE temp.items_vocab USING fts5vocab(main, items_fts, row);
-        DELETE FROM terms;
-        INSERT INTO terms SELECT term, doc FROM temp.items_vocab;
-        DROP TABLE temp.items_vocab;
-        """,
-    ),
-    (
-        "the best rows of each common term, for one-word recall (common.py)",
-        common.SCHEMA,
-    ),
-)
-
+from memoryd.store import identity, rollback, set_aside, store_error, translated
 
 Classes = tuple[str, ...] | None
 """The classes a search may show (None: every class)."""
@@ -181,180 +79,6 @@ class LogMark(NamedTuple):
 log = logging.getLogger("memoryd")
 
 
-BUSY_TIMEOUT = 30.0
-"""How long a connection waits for another's lock, in seconds."""
-
-
-def _wal(conn: sqlite3.Connection) -> None:
-    # Switching a new database to WAL needs it alone, and SQLite answers "locked" at once, not
-    # after its busy timeout, while another connection opens it: wait as the timeout would.
-    deadline = time.monotonic() + BUSY_TIMEOUT
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as e:
-            if e.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection to the index at `path`, in WAL mode, migrated to the latest schema;
-    IndexDamagedError when the file is not a database or is malformed."""
-    conn = None
-    try:
-        make_folder(path.parent)
-        private_database(path)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
-        _wal(conn)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # 1 MB a connection: the daemon has one a request thread, and the kernel caches the
-        # file anyway (64 MB each grew a daemon serving 16 clients to 730 MB; recall at 1M
-        # items takes the same time with 0.5, 1 or 2 MB).
-        conn.execute("PRAGMA cache_size = -1024")
-        migrate(conn)
-    except (sqlite3.Error, OSError) as e:
-        if conn is not None:
-            conn.close()
-        raise store_error(path, e) from e
-    return conn
-
-
-def store_error(path: Path, e: sqlite3.Error | OSError) -> IndexStoreError:
-    """What failed on the index at `path`, and what to do: a damaged file (rebuilt from the
-    logs) is told apart from a full disk, a read-only or forbidden file and a busy index, none
-    of which a rebuild would mend."""
-    if isinstance(e, OSError):
-        problem = disk_problem(e)
-        if e.errno in NO_SPACE:
-            return IndexFullError(f"cannot write the index: {problem} (nothing is lost)")
-        return IndexStoreError(f"cannot open the index: {problem}")
-    code = getattr(e, "sqlite_errorcode", None)
-    extended = code if isinstance(code, int) else -1
-    folder = path.parent
-    match extended & 0xFF:
-        case sqlite3.SQLITE_CORRUPT | sqlite3.SQLITE_NOTADB:
-            return IndexDamagedError(path, str(e))
-        case sqlite3.SQLITE_FULL:
-            return IndexFullError(
-                f"no space left on the device holding the index {path}: free some space, then "
-                "try again (nothing is lost)"
-            )
-        case sqlite3.SQLITE_READONLY if extended == sqlite3.SQLITE_READONLY_DBMOVED:
-            return IndexStoreError(
-                f"the index {path} was replaced while open (a reindex or a rebuild): try again"
-            )
-        case sqlite3.SQLITE_READONLY | sqlite3.SQLITE_PERM | sqlite3.SQLITE_AUTH:
-            return IndexStoreError(
-                f"the index {path} cannot be written ({e}): make {folder} and its files "
-                f"writable by uid {os.geteuid()}, or use a home on a writable file system"
-            )
-        case sqlite3.SQLITE_CANTOPEN:
-            return IndexStoreError(
-                f"cannot open the index {path} ({e}): check that {folder} exists and that "
-                f"uid {os.geteuid()} may read and write it and its files (ls -la {folder})"
-            )
-        case sqlite3.SQLITE_IOERR:
-            return IndexStoreError(
-                f"an I/O error on the index {path} ({e}): the disk may be failing or full; "
-                "check `df` and the system log (dmesg), then try again"
-            )
-        case sqlite3.SQLITE_BUSY | sqlite3.SQLITE_LOCKED:
-            return IndexStoreError(
-                f"the index {path} is busy ({e}): another memoryd process held it for 30 s; "
-                "try again"
-            )
-    return IndexStoreError(f"the index {path} failed: {e}; if it persists, run `memoryd reindex`")
-
-
-def set_aside(path: Path, expected: tuple[int, int] | None = None) -> Path | None:
-    """Move the damaged index at `path` to `<path>.damaged` (replacing an older one) and remove
-    its `-wal` and `-shm`, so that the next `connect` makes a new, empty index. With `expected`
-    (the file's device and inode when it was found damaged), only that file is moved: a second
-    process that found it damaged too leaves the new one another already made. The path it
-    was moved to, or None when it was not moved."""
-    aside = path.with_name(path.name + ".damaged")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    try:
-        # Processes setting the index aside take turns (SQLite's own locks are fcntl locks on
-        # other bytes: they do not see this one).
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        found = os.fstat(fd)
-        now = _identity(path)
-        if now != (found.st_dev, found.st_ino) or expected not in (None, now):
-            return None
-        # The old `-wal` first: once a new index is made, a stale WAL would be replayed onto it.
-        for suffix in ("-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        os.replace(path, aside)
-    finally:
-        os.close(fd)
-    return aside
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        found = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    return found.st_dev, found.st_ino
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations `conn` has not had; return how many were applied."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations "
-        "(id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    applied = {row[0] for row in conn.execute("SELECT id FROM migrations")}
-    count = 0
-    for number, (name, script) in enumerate(MIGRATIONS, start=1):
-        if number in applied:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another connection may have applied it since `applied` was read: ask again
-            # under the write lock, which it held while it did.
-            if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            for statement in _statements(script):
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO migrations VALUES (?, ?, ?)",
-                (number, name, datetime.now(UTC).isoformat()),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
-        count += 1
-    return count
-
-
-def rollback(conn: sqlite3.Connection) -> None:
-    """Roll back the open transaction, if any: SQLite has already rolled back one that a full
-    disk or an I/O error ended, and the error that ended it is the one to report."""
-    if conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-
-
-def _statements(script: str) -> Iterator[str]:
-    # sqlite3.Connection.executescript would commit the open transaction; split by hand, keeping
-    # a trigger's body (which holds semicolons) whole.
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            yield statement.strip()
-            statement = ""
-
-
 class Index:
     """The index of one home: items, their full text, and how far each log was read."""
 
@@ -364,7 +88,7 @@ class Index:
         from the session logs and the journal; `warn` (the log, by default) says so."""
         self.path = path
         self._added: list[common.Added] = []
-        found = _identity(path)
+        found = identity(path)
         try:
             self.conn = connect(path)
         except IndexDamagedError as e:
@@ -383,7 +107,7 @@ class Index:
         """IndexDamagedError when the index is damaged: `PRAGMA quick_check` reads every page
         (about 0.2 s for 100,000 items); `deep` adds FTS5's integrity check, which also reads
         inside the full-text segments (about 0.6 s more)."""
-        with _translated(self.path):
+        with translated(self.path):
             found = self.conn.execute("PRAGMA quick_check(1)").fetchone()
             if found is None or found[0] != "ok":
                 said = " ".join(str(found and found[0]).split())
@@ -406,7 +130,7 @@ class Index:
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """A write transaction: other writers wait for it, readers see all of it or none."""
-        with _translated(self.path):
+        with translated(self.path):
             self.conn.execute("BEGIN IMMEDIATE")
             self._added = []
             try:
@@ -504,7 +228,7 @@ class Index:
     def search(self, match: str, limit: int, classes: Classes = None) -> list[Hit]:
         """The `limit` best items for an FTS5 expression, best (lowest bm25) first; only items
         of `classes` when given."""
-        with _translated(self.path):
+        with translated(self.path):
             if classes is None:
                 rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
             else:
@@ -526,7 +250,7 @@ class Index:
         if not self._keeps:
             return None
         began = not self.conn.in_transaction
-        with _translated(self.path):
+        with translated(self.path):
             # One snapshot: the kept rows, the counts and the items they name read together.
             if began:
                 self.conn.execute("BEGIN")
@@ -540,7 +264,7 @@ class Index:
 
     def matching(self, match: str, limit: int, classes: Classes = None) -> list[int]:
         """The row ids of at most `limit` items an FTS5 expression matches, unranked."""
-        with _translated(self.path):
+        with translated(self.path):
             if classes is None:
                 rows = self.conn.execute(
                     "SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?", (match, limit)
@@ -557,7 +281,7 @@ class Index:
         """The items with these keys (those the index has)."""
         if not keys:
             return []
-        with _translated(self.path):
+        with translated(self.path):
             rows = self.conn.execute(
                 "SELECT id, key, tag, class, kind, who, at, text FROM items "
                 f"WHERE key IN ({', '.join('?' * len(keys))})",
@@ -567,7 +291,7 @@ class Index:
 
     def hits(self, ids: list[int]) -> list[Hit]:
         """The items with these row ids."""
-        with _translated(self.path):
+        with translated(self.path):
             rows = self.conn.execute(
                 "SELECT id, key, tag, class, kind, who, at, text FROM items "
                 f"WHERE id IN ({', '.join('?' * len(ids))})",
@@ -578,7 +302,7 @@ class Index:
     def marked(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, str, int]]:
         """At most `limit` items an FTS5 expression matches, unranked: each one's row id, its
         text with every instance of the expression's terms marked, and its length in tokens."""
-        with _translated(self.path):
+        with translated(self.path):
             if classes is None:
                 return self.conn.execute(MARKED_SQL, (OPEN, CLOSE, match, limit)).fetchall()
             return self.conn.execute(
@@ -594,7 +318,7 @@ class Index:
     def documents(self, terms: Iterable[str]) -> dict[str, int]:
         """How many items hold each term (0 when none does)."""
         folded = {term: stem(fold(term)) for term in terms}
-        with _translated(self.path):
+        with translated(self.path):
             found = dict(
                 self.conn.execute(
                     "SELECT term, documents FROM terms WHERE term IN "
@@ -606,7 +330,7 @@ class Index:
 
     def optimize(self) -> None:
         """Merge the full-text index into one segment: the fastest form to search."""
-        with _translated(self.path):
+        with translated(self.path):
             self.conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
 
     def count(self) -> int:
@@ -615,14 +339,14 @@ class Index:
 
     def counts(self) -> tuple[int, int]:
         """How many items the index holds, and how many tokens they hold together."""
-        with _translated(self.path):
+        with translated(self.path):
             found = dict(self.conn.execute("SELECT name, value FROM counts").fetchall())
         return int(found["items"]), int(found["tokens"])
 
     def journal_read(self) -> tuple[int, int, str] | None:
         """How far the memory journal was indexed: the offset after the last line read, where
         that line starts, and its sha256; None when none was."""
-        with _translated(self.path):
+        with translated(self.path):
             row = self.conn.execute(
                 "SELECT end_offset, last_start, last_digest FROM journal_read"
             ).fetchone()
@@ -687,11 +411,3 @@ ORDER BY top.rank LIMIT ?
 
 def _marks(classes: tuple[str, ...]) -> str:
     return ", ".join("?" * len(classes))
-
-
-@contextlib.contextmanager
-def _translated(path: Path) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.Error as e:
-        raise store_error(path, e) from e

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
-from memoryd.index import Index, log, set_aside, store_error
+from memoryd.index import Index, log
 from memoryd.indexer import CatchUp, Names, catch_up, session_folders
 from memoryd.memory.dropped import index_dropped
+from memoryd.store import set_aside, store_error
 
 
 def _remove(path: Path) -> None:

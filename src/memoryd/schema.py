@@ -1,0 +1,189 @@
+"""The index's schema: an append-only list of migrations, applied when a connection opens
+(`connect`, in WAL mode) and recorded in a table; migrating twice is a no-op."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memoryd import common
+from memoryd.home import make_folder, private_database
+from memoryd.store import rollback, store_error
+
+# Append-only: a migration, once released, is never edited; a change is a new entry.
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "items and their full-text index",
+        """
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            tag TEXT NOT NULL,
+            class TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL,
+            text TEXT NOT NULL,
+            length INTEGER NOT NULL
+        );
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            text, content='items', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE terms (term TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE counts (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO counts VALUES ('items', 0), ('tokens', 0);
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
+            UPDATE counts SET value = value + 1 WHERE name = 'items';
+            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
+        END;
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            UPDATE counts SET value = value - 1 WHERE name = 'items';
+            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
+        END;
+        CREATE TABLE logs (
+            session TEXT PRIMARY KEY,
+            epoch INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            folder_mtime INTEGER NOT NULL,
+            progress TEXT NOT NULL,
+            finished INTEGER NOT NULL,
+            damage TEXT
+        );
+        """,
+    ),
+    (
+        "how far the memory journal was indexed",
+        """
+        CREATE TABLE journal_read (
+            one INTEGER PRIMARY KEY CHECK (one = 1),
+            end_offset INTEGER NOT NULL,
+            last_start INTEGER NOT NULL,
+            last_digest TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        "word forms: the full-text index stems every token (porter), the terms are stems",
+        # FTS5 re-reads every item's text (`rebuild`); its own counts of the rows holding each
+        # stem (fts5vocab) become the document counts, so nothing here needs Python.
+        """
+        DROP TRIGGER items_ai;
+        DROP TRIGGER items_ad;
+        DROP TABLE items_fts;
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            text, content='items', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO items_fts(items_fts) VALUES ('rebuild');
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, text) VALUES (new.id, new.text);
+            UPDATE counts SET value = value + 1 WHERE name = 'items';
+            UPDATE counts SET value = value + new.length WHERE name = 'tokens';
+        END;
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            UPDATE counts SET value = value - 1 WHERE name = 'items';
+            UPDATE counts SET value = value - old.length WHERE name = 'tokens';
+        END;
+        CREATE VIRTUAL TABLE temp.items_vocab USING fts5vocab(main, items_fts, row);
+        DELETE FROM terms;
+        INSERT INTO terms SELECT term, doc FROM temp.items_vocab;
+        DROP TABLE temp.items_vocab;
+        """,
+    ),
+    (
+        "the best rows of each common term, for one-word recall (common.py)",
+        common.SCHEMA,
+    ),
+)
+
+
+BUSY_TIMEOUT = 30.0
+"""How long a connection waits for another's lock, in seconds."""
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    # Switching a new database to WAL needs it alone, and SQLite answers "locked" at once, not
+    # after its busy timeout, while another connection opens it: wait as the timeout would.
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if e.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the index at `path`, in WAL mode, migrated to the latest schema;
+    IndexDamagedError when the file is not a database or is malformed."""
+    conn = None
+    try:
+        make_folder(path.parent)
+        private_database(path)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
+        _wal(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # 1 MB a connection: the daemon has one a request thread, and the kernel caches the
+        # file anyway (64 MB each grew a daemon serving 16 clients to 730 MB; recall at 1M
+        # items takes the same time with 0.5, 1 or 2 MB).
+        conn.execute("PRAGMA cache_size = -1024")
+        migrate(conn)
+    except (sqlite3.Error, OSError) as e:
+        if conn is not None:
+            conn.close()
+        raise store_error(path, e) from e
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations `conn` has not had; return how many were applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations "
+        "(id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT id FROM migrations")}
+    count = 0
+    for number, (name, script) in enumerate(MIGRATIONS, start=1):
+        if number in applied:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another connection may have applied it since `applied` was read: ask again
+            # under the write lock, which it held while it did.
+            if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO migrations VALUES (?, ?, ?)",
+                (number, name, datetime.now(UTC).isoformat()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+        count += 1
+    return count
+
+
+def _statements(script: str) -> Iterator[str]:
+    # sqlite3.Connection.executescript would commit the open transaction; split by hand, keeping
+    # a trigger's body (which holds semicolons) whole.
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            yield statement.strip()
+            statement = ""
