@@ -19,7 +19,7 @@ from logs import AT, turn, write_log
 from memoryd import logfiles, sessions
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
-from memoryd.honcho.sync import read_turns
+from memoryd.honcho.turns import read_turns
 from memoryd.index import Index
 from memoryd.indexer import MAX_TEXT, Names, catch_up
 from memoryd.logfiles import MAX_LINE, read_from

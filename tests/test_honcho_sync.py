@@ -21,7 +21,8 @@ from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import honcho_id
 from memoryd.honcho.run import status as honcho_status
 from memoryd.honcho.state import SyncState
-from memoryd.honcho.sync import Backoff, Target, Worker, read_turns
+from memoryd.honcho.sync import Backoff, Target, Worker
+from memoryd.honcho.turns import read_turns
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FileSpec, Kind
 from memoryd.memory.journal import By, Line, Op

@@ -14,7 +14,6 @@ session's messages listed by their `key`) and only those that did not land are s
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -24,18 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import DamagedLogError, HonchoError, JournalError
+from memoryd.errors import HonchoError, JournalError
 from memoryd.honcho.client import MAX_BATCH, ConclusionIn, Honcho, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.decide import Skip, decide, honcho_id
 from memoryd.honcho.forget import remove
 from memoryd.honcho.state import FORGET_ITEMS, Item, SyncState
+from memoryd.honcho.turns import log_signature, read_turns
 from memoryd.indexer import session_folders
-from memoryd.labels import DataClass
-from memoryd.logfiles import MISNAMED, epoch_logs, log_files, read_from
 from memoryd.memory.files import DEFAULT_FILES, FileSpec
 from memoryd.memory.journal import read
-from memoryd.sessions import Progress, Turn
 
 log = logging.getLogger("memoryd")
 
@@ -61,55 +58,6 @@ class Backoff:
         """Seconds to wait after the `attempts`-th failure (half to all of the step)."""
         step: float = min(self.cap, self.base * 2.0 ** max(0, attempts - 1))
         return step * (0.5 + 0.5 * rand())
-
-
-def _signature(sessions: Path, session: str) -> str:
-    """The sizes and times of a session's logs: when unchanged, there is nothing new."""
-    parts = []
-    for epoch, path in epoch_logs(sessions, session):
-        st = path.stat()
-        parts.append([epoch, st.st_size, st.st_mtime_ns])
-    return json.dumps(parts)
-
-
-def read_turns(sessions: Path, session: str) -> tuple[list[Turn], DataClass, int | None]:
-    """A session's closed turns (every epoch as one log), its class, and the number of the
-    turn its first damage fell in (None when the log is whole). That turn is left out (it is
-    not sent, for `log`); a damaged line is skipped and taints the turns after it, which are
-    not sent either (`tainted`). A turn over without its reply (a later `user`, a compaction, a
-    later epoch, a forgotten reply) is closed too, unfinished, unless its reply may still come
-    (nothing but a compaction or a new epoch followed it yet). OSError when unreadable."""
-    progress = Progress()
-    closed: list[Turn] = []
-    hidden: int | None = None
-
-    def damaged(error: DamagedLogError) -> None:
-        nonlocal hidden
-        if hidden is None:
-            hidden = progress.pending.number if progress.pending else progress.turns + 1
-        progress.damaged_at(error)
-
-    logs, misnamed = log_files(sessions, session)
-    for path in misnamed:
-        damaged(DamagedLogError(path, 0, MISNAMED))
-    for n, path in logs:
-        if n > 0:
-            closed.extend(progress.new_epoch())
-        try:
-            _, lines = read_from(path)
-            for line in lines:
-                if line.damage is not None:
-                    damaged(line.damage)
-                    continue
-                try:
-                    closed.extend(progress.feed(line.record))
-                except ValueError as e:
-                    damaged(DamagedLogError(path, line.number, str(e)))
-        except DamagedLogError as e:
-            damaged(e)
-    waiting = None if progress.pending is None else progress.pending.number
-    kept = [t for t in closed if t.number != hidden and (t.finished or t.number != waiting)]
-    return kept, progress.data_class, hidden
 
 
 class Worker:
@@ -162,7 +110,7 @@ class Worker:
         return decided
 
     def _scan_session(self, session: str) -> int:
-        signature = _signature(self.sessions, session)
+        signature = log_signature(self.sessions, session)
         if signature == self.state.signature(session):
             return 0
         turns, data_class, hidden = read_turns(self.sessions, session)
