@@ -14,7 +14,9 @@ built one and whose `memory/index.sqlite` is its cached index), it times in `--r
   the home (the CLI catches up only `--session`'s log, the daemon's watcher the rest);
 - the no-op catch-up alone, in process: `catch_up` that reads nothing against `nothing_new`;
 - `memoryd mcp` from process start to the first `recall` answer over stdio, through the MCP
-  SDK's client, without a daemon, on the small home.
+  SDK's client, without a daemon, on the small home; beside it what bounds it, `python -c
+  "import mcp"` (the SDK's own `__init__`, which imports its client, server and every type) and
+  `python -c "import memoryd.cli, memoryd.serve.mcp"` (every import `memoryd mcp` makes).
 
     .venv/bin/python bench/startup.py --runs 7 --big /tmp/startup-helper/big
 """
@@ -166,6 +168,10 @@ def main() -> None:
     figures: dict[str, object] = {
         "python -c pass": median_ms(command(sys.executable, "-c", "pass"), runs),
         "import memoryd.cli": median_ms(command(sys.executable, "-c", "import memoryd.cli"), runs),
+        "import mcp": median_ms(command(sys.executable, "-c", "import mcp"), runs),
+        "import memoryd mcp's modules": median_ms(
+            command(sys.executable, "-c", "import memoryd.cli, memoryd.serve.mcp"), runs
+        ),
     }
     with tempfile.TemporaryDirectory(prefix="memoryd-startup-") as tmp:
         small = small_home(Path(tmp) / "home", options.sessions)
@@ -191,6 +197,10 @@ def report(figures: dict[str, object]) -> None:
     floor = float(figures["python -c pass"])  # type: ignore[arg-type]
     print(f"python -c pass          {floor:8.1f} ms")
     print(f"import memoryd.cli      {figures['import memoryd.cli']:8.1f} ms")
+    sdk = float(figures["import mcp"])  # type: ignore[arg-type]
+    print(f"import mcp (the SDK)    {sdk:8.1f} ms")
+    ours = figures["import memoryd mcp's modules"]
+    print(f"import memoryd.cli, memoryd.serve.mcp {ours:8.1f} ms")
     for name in ("small", "big"):
         found = figures.get(name)
         if not isinstance(found, dict):
@@ -212,7 +222,10 @@ def report(figures: dict[str, object]) -> None:
         )
         if "mcp first recall" in found:
             mcp = found["mcp first recall"]
-            print(f"  memoryd mcp to first recall {mcp:8.1f} ms  {mcp / floor:6.1f}x python")
+            print(
+                f"  memoryd mcp to first recall {mcp:8.1f} ms  {mcp / floor:6.1f}x python  "
+                f"{mcp / sdk:5.2f}x import mcp"
+            )
 
 
 if __name__ == "__main__":
