@@ -84,19 +84,28 @@ def states(home: Home) -> list[tuple[bytes, ...]]:
     return found
 
 
-def start(home: Home) -> subprocess.Popen[str]:
-    """A child ready to make the stream of edits in `home`, waiting for `go`."""
+def start(*homes: Home) -> list[subprocess.Popen[str]]:
+    """A child per home, started at once (they load their modules side by side, and beside the
+    test's own work until `ready`), to make the stream of edits in it after `go`."""
     tests = str(Path(__file__).parent)
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(home.root), tests],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline() == "ready\n", child.stderr.read() if child.stderr else ""
-    return child
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(home.root), tests],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for home in homes
+    ]
+
+
+def ready(children: list[subprocess.Popen[str]]) -> list[subprocess.Popen[str]]:
+    """The children, once each says it is ready: waiting for `go`."""
+    for child in children:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n", child.stderr.read() if child.stderr else ""
+    return children
 
 
 def go(child: subprocess.Popen[str]) -> float:
@@ -117,7 +126,7 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_edit(tmp_path: P
     expected = states(Home(tmp_path / "reference").create())
     began = time.monotonic()
     calibration = Home(tmp_path / "calibration").create()
-    child = start(calibration)
+    (child,) = ready(start(calibration))
     began_edits = go(child)
     assert child.stdout is not None
     assert [child.stdout.readline() for _ in range(EDITS)][-1] == f"ack {EDITS}\n"
@@ -126,15 +135,21 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_edit(tmp_path: P
     child.communicate()
     assert contents(calibration) == expected[-1]
 
+    def batch_of(batch: int) -> tuple[list[Home], list[subprocess.Popen[str]]]:
+        homes = [Home(tmp_path / f"run{batch}-{n}").create() for n in range(AT_ONCE)]
+        return homes, start(*homes)
+
     rng = random.Random(1234)
     reapplied = replaced = 0
+    upcoming = batch_of(0)
     for batch in range(RUNS // AT_ONCE):
-        homes = [Home(tmp_path / f"run{batch}-{n}").create() for n in range(AT_ONCE)]
-        started = [start(home) for home in homes]
-        children = [(child, go(child) + rng.uniform(0, 0.9 * duration)) for child in started]
+        homes, started = upcoming
+        children = [(child, go(child) + rng.uniform(0, 0.9 * duration)) for child in ready(started)]
         for child, deadline in sorted(children, key=lambda c: c[1]):
             time.sleep(max(0.0, deadline - time.monotonic()))
             os.kill(child.pid, signal.SIGKILL)
+        if batch + 1 < RUNS // AT_ONCE:
+            upcoming = batch_of(batch + 1)  # idle at `ready` by the time they are told to go
         for home, (child, _) in zip(homes, children, strict=True):
             acked = acknowledged(child)
             assert child.returncode == -signal.SIGKILL
