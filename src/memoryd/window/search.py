@@ -3,8 +3,8 @@
 The answer is made as the daemon's `recall` makes it (the local items, then Honcho's, then the
 `unavailable` sources), from the same parts, for a session (its class bounds what is shown) or
 for none; a session's log is caught up first, as for the daemon's `recall` (`Service.read_index`
-with the session). The window's searches are the owner's, not the model's: they are not written to the
-recall log, which keeps what the model recalled.
+with the session). The window's searches are the owner's, not the model's: they are not written
+to the recall log, which keeps what the model recalled.
 """
 
 from __future__ import annotations
