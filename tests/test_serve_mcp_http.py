@@ -55,6 +55,18 @@ def listener(home: Home) -> Iterator[Listener]:
     assert running.stop() == 0, running.output()
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Listener]]:
+    """A listener on a home of its own, shared by the tests whose requests change nothing (an
+    initialize, refusals): each one's checks of the log cover the others' requests too."""
+    home = Home(tmp_path_factory.mktemp("served") / "home").create()
+    running = Listener(home, env={"MEMORYD_HOME": str(home.root)})
+    running.wait_ready()
+    yield home, running
+    assert running.stop() == 0, running.output()
+    assert not (home.memory / "journal.jsonl").exists()
+
+
 def _text(content: list[Any]) -> str:
     return "".join(c.text for c in content if isinstance(c, types.TextContent))
 
@@ -71,7 +83,8 @@ def _home_files(home: Home) -> str:
     )
 
 
-def test_a_missing_or_wrong_token_is_401_and_never_echoed(home: Home, listener: Listener) -> None:
+def test_a_missing_or_wrong_token_is_401_and_never_echoed(served: tuple[Home, Listener]) -> None:
+    home, listener = served
     assert _post(listener, listener.headers()).status_code == 200
     refusals = [
         {},
@@ -134,7 +147,10 @@ def test_an_address_that_is_not_loopback_needs_public(home: Home) -> None:
         assert "Traceback" not in done.stderr
 
 
-def test_a_host_or_origin_that_is_not_the_listeners_is_refused(listener: Listener) -> None:
+def test_a_host_or_origin_that_is_not_the_listeners_is_refused(
+    served: tuple[Home, Listener],
+) -> None:
+    _, listener = served
     port = listener.url.split(":")[2].split("/")[0]
     token = listener.headers()
     assert _post(listener, {**token, "Host": f"localhost:{port}"}).status_code == 200
@@ -261,8 +277,9 @@ def test_the_session_is_the_listeners_whatever_the_client_sends(home: Home) -> N
 
 
 def test_hostile_headers_and_bodies_are_answered_without_an_echo(
-    home: Home, listener: Listener
+    served: tuple[Home, Listener],
 ) -> None:
+    home, listener = served
     token = listener.headers()
     hostile = [
         ({**token, "Mcp-Session-Id": KEY}, INITIALIZE),
