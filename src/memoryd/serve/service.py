@@ -56,6 +56,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
+from memoryd.recall import Answer
 from memoryd.reindex import reindex
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.memory_files import memory_files
@@ -224,10 +225,14 @@ class Service:
             # new, empty index (its own catch-up may have filled some of it).
             raise IndexStoreError(damage)
 
-    def read_index(self, read: Callable[[Index], T]) -> T:
+    def read_index(self, read: Callable[[Index], T], session: str | None = None) -> T:
         """`read` of this thread's index, as the API's readers read it: refused while a damaged
-        index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so)."""
+        index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so).
+        With `session`, the index has its last turn first: a loop may recall right after
+        writing it, before the watcher wakes."""
         with self._rebuilding():
+            if session is not None and self._behind(session):
+                self.catch_up()
             return read(self.index)
 
     def _index_written(self, what: str, index: Callable[[], object]) -> None:
@@ -261,16 +266,16 @@ class Service:
             index_dropped(self.index, self.memory.journal)
 
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
-        """The model's `recall`, answered from the index, which has the session's last turn:
-        a loop may recall right after writing it, before the watcher wakes."""
-        with self._rebuilding():
-            if session is not None and self._behind(session):
-                self.catch_up()
+        """The model's `recall`, answered from the index, which has the session's last turn
+        (`read_index`)."""
+
+        def answer(index: Index) -> Answer:
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
-            answer = recall_with(
-                self.index, query, k, session, datetime.now(UTC), self.home.recalls, self.reading
-            )
-        return Labelled.of(answer.text, answer.label)
+            now = datetime.now(UTC)
+            return recall_with(index, query, k, session, now, self.home.recalls, self.reading)
+
+        found = self.read_index(answer, session)
+        return Labelled.of(found.text, found.label)
 
     def _behind(self, session: str) -> bool:
         # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
