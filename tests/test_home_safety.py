@@ -271,7 +271,10 @@ def test_a_memory_file_or_journal_linked_outside_is_neither_read_nor_written(
         add(memory_of(home), "written through the link?")
     with pytest.raises(HomeError, match="is a symbolic link"):
         read_file(link)
-    assert target.read_text() == "outside\n"
+    # A replace refuses the link rather than put a file of its own in the link's place.
+    with pytest.raises(HomeError, match="is a symbolic link"):
+        replace(link, b"replaced\n")
+    assert link.is_symlink() and target.read_text() == "outside\n"
     assert link in links(home)
 
 
