@@ -9,18 +9,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from logs import AT, turn, write_log
-from memoryd import schema
+from memoryd import common, schema
 from memoryd.home import Home
 from memoryd.index import Hit, Index, Item
 from memoryd.indexer import Names, catch_up
 from memoryd.labels import DataClass
-from memoryd.ranking import Query, Scored, ranked, score
+from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall
 from memoryd.relevance import bm25, stems, tokens
-from memoryd.search import all_but_one, either, most_of, search, terms
+from memoryd.search import Costs, all_but_one, either, most_of, only_common, search, terms
 from memoryd.stems import stem
+from memoryd.stopwords import content
 
 NAMES = Names("boxmaker", "kyle")
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
@@ -352,3 +355,163 @@ def test_all_but_one_is_not_looked_for_among_common_words_only(home: Home, index
     search(index, terms("alpha beta zebra"), 5, floor=5)
     assert any('") OR ("' in sql for sql in executed)
     index.conn.set_trace_callback(None)
+
+
+def test_every_token_starts_with_the_core_of_its_stem() -> None:
+    # The score skips a text holding no core of the query's stems: exact only if Porter keeps
+    # every token's start, which this checks on words built to end in its suffixes.
+    rng = random.Random(11)
+    letters = "aeiouybcdlmnrstgzvkp" + "eiy" * 3 + "é"
+    ends = [
+        "ational",
+        "biliti",
+        "bility",
+        "iviti",
+        "enci",
+        "ency",
+        "izer",
+        "ation",
+        "ator",
+        "alli",
+        "entli",
+        "eli",
+        "ousli",
+        "ousness",
+        "iveness",
+        "ated",
+        "bled",
+        "ized",
+        "hoping",
+        "ies",
+        "y",
+        "ing",
+        "ed",
+        "s",
+        "e",
+        "ll",
+        "ement",
+        "ance",
+        "able",
+    ]
+    words = {
+        "".join(rng.choices(letters, k=rng.randint(1, 9))) + rng.choice(ends) for _ in range(20_000)
+    }
+    words |= {"".join(rng.choices(letters, k=rng.randint(1, 12))) for _ in range(10_000)}
+    found = [t for w in words for t in tokens(w)]
+    assert len(found) > 25_000
+    assert [t for t in found if not t.startswith(core(stem(t)))] == []
+
+
+def _score_of_every_token(
+    text: str, query: Query, idf: dict[str, float], average: float
+) -> tuple[frozenset[str], bool, float]:
+    counts: dict[str, float] = {}
+    found = tokens(text)
+    for token in found:
+        written = query.forms.get(stem(token))
+        if written is not None:
+            s = stem(token)
+            counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
+    held = query.content.intersection(counts)
+    return held, len(counts) == len(query.forms), bm25(counts, len(found), idf, average, LENGTH)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "travelled",
+                "travels",
+                "the",
+                "possibility",
+                "happy",
+                "Émile",
+                "x²",
+                "is",
+                "it's",
+                "relational",
+                "go",
+            ]
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.text(alphabet=st.sampled_from(list("aeiouytrvlsphbdnmgx ²É.'")), max_size=80),
+)
+def test_a_score_skipping_texts_without_a_core_equals_one_counting_every_token(
+    asked: list[str], text: str
+) -> None:
+    words = list(dict.fromkeys(t for w in asked for t in tokens(w)))
+    query = Query.of(words, content(words))
+    idf = {s: 1.0 + n for n, s in enumerate(query.stems)}
+    for written in (text, text + " " + " ".join(asked), "travel happiness relate " + text):
+        assert score(written, query, idf, 9.0) == _score_of_every_token(written, query, idf, 9.0)
+
+
+def test_the_common_words_are_read_alone_when_the_lists_leave_them_out() -> None:
+    four = ["want", "balloon", "different", "used"]
+    assert only_common(four, ["balloon"]) == ["want", "different", "used"]
+    assert only_common(four, ["balloon", "used"]) == []  # every list holds one of the two
+    assert only_common(four, []) == []  # the every-term part read them all
+    assert only_common(["want", "balloon", "used"], ["balloon"]) == ["want", "used"]
+    assert only_common(["want", "balloon"], ["balloon"]) == []
+    many = ["yeah", "getting", "fine", "pretty", "much", "comfortable"]
+    assert only_common(many, ["comfortable", "fine"]) == ["yeah", "getting", "pretty", "much"]
+    assert only_common(many, ["comfortable", "fine", "pretty"]) == []  # `most_of` groups them
+
+
+def test_a_known_item_lacking_its_one_uncommon_word_is_found_by_its_common_ones(
+    home: Home, index: Index
+) -> None:
+    for n in range(8):
+        write_log(home, f"a{n}", turn(f"alpha beta {n}", f"delta {n}"))
+        write_log(home, f"g{n}", turn(f"gamma epsilon {n}", f"delta {n}"))
+    for n in range(3):
+        write_log(home, f"z{n}", turn(f"zebra {n}", f"delta {n}"))
+    write_log(home, "target", turn("alpha beta gamma kiwi", "delta"))
+    indexed(home, index)
+    # alpha, beta, gamma are common (held by more than `floor` items); zebra is not, and the
+    # target lacks it: only the items holding every common word find the target.
+    found = search(index, terms("alpha zebra beta gamma"), 3, floor=5, costs=Costs(1))
+    assert found[0].item.key == "target:1:user"
+
+
+def test_the_items_holding_every_word_are_read_without_counting_when_the_rarest_is_rare_enough(
+    home: Home, index: Index
+) -> None:
+    for n in range(12):
+        write_log(home, f"s{n}", turn(f"walrus kayak {n}", f"paddle {n}"))
+    indexed(home, index)
+    executed: list[str] = []
+    index.conn.set_trace_callback(executed.append)
+    found = search(index, terms("walrus kayak"), 5, costs=Costs(1))
+    index.conn.set_trace_callback(None)
+    assert len(found) == 5
+    assert [sql for sql in executed if "SELECT rowid FROM items_fts" in sql] == []
+
+
+def test_a_lone_common_word_is_read_from_its_kept_rows_not_ranked_by_fts5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "THRESHOLD", 15)
+    monkeypatch.setattr(common, "KEPT", 30)
+    monkeypatch.setattr(common, "MOST", 60)
+    items = [
+        Item(f"s{n}:1:user", "t", "private", "said", "u", AT, "alpha " + "filler " * (n % 7))
+        for n in range(40)
+    ]
+    items.append(Item("t:1:user", "t", "private", "said", "u", AT, "the alpha"))
+    with Index(tmp_path / "kept.sqlite") as kept, Index(tmp_path / "bare.sqlite") as bare:
+        kept.add(items)
+        bare.add(items)
+        bare.conn.execute("DELETE FROM common_terms")  # FTS5 ranks every word there
+        executed: list[str] = []
+        kept.conn.set_trace_callback(executed.append)
+        # `the` is a function word: the items holding `alpha` alone are read too, and when
+        # every word is common the some-term part keeps `alpha` alone.
+        for k in (5, 12):
+            found = [h.id for h in search(kept, terms("the alpha"), k, floor=0)]
+            assert found == [h.id for h in search(bare, terms("the alpha"), k, floor=0)]
+        kept.conn.set_trace_callback(None)
+        ranked_alone = [s for s in executed if "ORDER BY rank" in s and "MATCH '\"alpha\"'" in s]
+        assert executed and ranked_alone == []

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memoryd.index import Hit
-from memoryd.relevance import bm25, tokens
+from memoryd.relevance import TOKEN, bm25, fold
 from memoryd.stems import stem
 
 STEM_ONLY = 0.5
@@ -46,6 +46,17 @@ built: 0.570 with none, 0.603 at 0.25, 0.619 at 0.5, 0.600 at 1)."""
 SESSION = 0.5
 """The share of its session's best score an item gains (LoCoMo evidence recall@5, with the
 rest as built: 0.598 with none, 0.619 at 0.5, 0.621 at 1)."""
+
+
+CHANGED = 2
+"""How many of a stem's last characters may differ from its token's: Porter changes only a
+word's end (`y` to `i`, `biliti` to `ble` then the `e` dropped: one character, in a test over
+a large vocabulary), and what it keeps of a token is the token's start."""
+
+
+def core(stem: str) -> str:
+    """The start every token stemming to `stem` shares with it (at least its first letter)."""
+    return stem[: max(1, len(stem) - CHANGED)]
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,12 @@ class Query:
         only suffixes), so a token starting otherwise is not stemmed to be looked up."""
         return frozenset(s[0] for s in self.forms)
 
+    @functools.cached_property
+    def cores(self) -> tuple[str, ...]:
+        """A part of each stem that every token stemming to it starts with (`core`): a text
+        holding none of them holds no word of the query."""
+        return tuple(dict.fromkeys(core(s) for s in self.forms))
+
     def words(self, stems: Iterable[str]) -> list[str]:
         """One word as written for each of `stems` (FTS5 stems it again)."""
         return [self.forms[s][0] for s in stems]
@@ -95,8 +112,11 @@ def score(
 ) -> tuple[frozenset[str], bool, float]:
     """The query's content stems `text` holds, whether it holds every stem, and its bm25 score
     over all of them (a function word adds a little to an item a content word found)."""
+    folded = fold(text)
+    if not any(c in folded for c in query.cores):
+        return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
     counts: dict[str, float] = {}
-    found = tokens(text)
+    found = TOKEN.findall(folded)
     starts = query.starts
     for token in found:
         if token[0] not in starts:

@@ -20,7 +20,8 @@ B = 0.75
 
 # The `unicode61` tokenizer's token characters are the letters and numbers (L*, N*); Python's
 # `\w` is those plus `_`.
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN = re.compile(r"[^\W_]+")
+"""A token: a run of letters and numbers."""
 
 OPEN = "\x01"
 CLOSE = "\x02"
@@ -40,7 +41,7 @@ def fold(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The tokens FTS5 indexes for `text`, folded, in order."""
-    return _TOKEN.findall(fold(text))
+    return TOKEN.findall(fold(text))
 
 
 def stems(text: str) -> list[str]:

@@ -7,7 +7,9 @@ no FTS5 operator the model writes is ever parsed; the only operators are the one
 2. If fewer than `k` did, with three terms or more, the items holding all of them but one (a
    known item asked with one word it does not hold), by bm25. A term held by a large share of
    the items (its idf is small) is common: an AND of common terms only is left out of this part
-   (`most_of`).
+   (`most_of`). Then, when those lists leave out the common terms' (one or two terms are
+   uncommon), the items holding every common term, when they are few enough to read here
+   (`only_common`): an item lacking its one uncommon word holds them all.
 3. If still fewer than `k`, the items holding some of the terms, by bm25 over those terms. A
    common term is left out of this part, unless every term is that common (then the rarest is
    kept): bm25 scores every row its expression matches, and a common word matches most of them.
@@ -19,7 +21,8 @@ FTS5's own `bm25()` first counts every row holding each term of its expression (
 the first part, whose expression holds the common words too, would pay for a scan of each one's
 doclist even when three rows hold every term. Those rows, and the second part's, are therefore
 read and scored here (`relevance.bm25`, with the document counts the index keeps) when that
-costs less (`Costs`); the third part's terms are rare by construction, and FTS5 ranks it.
+costs less (`Costs`); the third part's terms are rare by construction, and FTS5 ranks it. A
+part asking for one word reads that word's best rows kept in order (`common`) instead.
 """
 
 from __future__ import annotations
@@ -183,10 +186,21 @@ def search(
             budget = min(costs.scored, sum(documents[w] for w in counted) // costs.postings_per_row)
             found_most = ranked_rows(index, match, weights, budget, pool, classes)
             candidates += [hit for hit in found_most if hit.id not in seen]
+        common = only_common(words, uncommon)
+        if common and _distinct(candidates) < k:
+            # Lacking an uncommon word, an item holds every common one: read when they are few.
+            seen = {hit.id for hit in candidates}
+            budget = min(costs.scored, sum(documents[w] for w in common) // costs.postings_per_row)
+            few = index.matching(every(common), budget + 1, classes)
+            if len(few) <= budget:
+                found_common = ranked_rows(
+                    index, every(common), weights, budget, pool, classes, len(few)
+                )
+                candidates += [hit for hit in found_common if hit.id not in seen]
     if _distinct(candidates) < k:
         # Items holding every term come first: only when fewer than `k` do, the rest is read.
         seen = {hit.id for hit in candidates}
-        candidates += _ranked_by_fts5(index, some(kept), pool, seen, classes)
+        candidates += _some_of(index, kept, pool, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
@@ -207,6 +221,17 @@ def all_but_one(words: list[str], kept: list[str]) -> list[list[str]]:
     held = set(kept)
     subsets = [words[:n] + words[n + 1 :] for n in range(len(words))]
     return [subset for subset in subsets if len(subset) > 1 and held.intersection(subset)]
+
+
+def only_common(words: list[str], uncommon: list[str]) -> list[str]:
+    """The common words of `words` when an item lacking one of the one or two `uncommon` ones
+    holds them all, and the all-but-one lists leave them out (`all_but_one`): at least two,
+    in a query of three words or more; else none."""
+    common = [w for w in words if w not in uncommon]
+    # Of four words or fewer, the lists leave out only the one of common words (`most_of`); of
+    # more, every list when fewer than three words are uncommon.
+    few = len(uncommon) == 1 if len(words) <= 4 else 1 <= len(uncommon) <= 2
+    return common if len(words) >= 3 and few and len(common) >= 2 else []
 
 
 def either(lists: list[list[str]]) -> str:
@@ -245,7 +270,9 @@ def _every(
     classes: Classes = None,
 ) -> list[Hit]:
     budget = min(costs.scored, sum(documents[w] for w in words) // costs.postings_per_row)
-    return every_term(index, words, weights, budget, pool, classes)
+    return every_term(
+        index, words, weights, budget, pool, classes, min(documents[w] for w in words)
+    )
 
 
 def _distinct(hits: list[Hit]) -> int:
@@ -259,10 +286,17 @@ def every_term(
     budget: int,
     k: int,
     classes: Classes = None,
+    most: int | None = None,
 ) -> list[Hit]:
     """The at most `k` items holding every term (of `classes`, when given), by bm25 (over
-    every term). Read here when they are at most `budget` rows; FTS5 ranks more."""
-    return ranked_rows(index, every(folded), weights, budget, k, classes)
+    every term). Read here when they are at most `budget` rows; FTS5 ranks more. `most`, when
+    given, is at least how many items hold every term (the rarest term's document count)."""
+    # One word: its best rows kept in order (`common`) are FTS5's ranking of it, read without
+    # ranking its whole doclist.
+    best = index.best_of(folded[0], k, classes) if len(folded) == 1 else None
+    if best is not None:
+        return best
+    return ranked_rows(index, every(folded), weights, budget, k, classes, most)
 
 
 def ranked_rows(
@@ -272,12 +306,15 @@ def ranked_rows(
     budget: int,
     k: int,
     classes: Classes = None,
+    most: int | None = None,
 ) -> list[Hit]:
     """The at most `k` items an FTS5 expression matches, by bm25 over its terms. Read here
-    when they are at most `budget` rows; FTS5 ranks more."""
+    when they are at most `budget` rows (surely so when `most`, a bound on the rows it
+    matches, is no more); FTS5 ranks more."""
     # Counting the rows first is cheap (row ids only); reading them marked is not, and would be
     # wasted when there are too many.
-    if len(index.matching(match, budget + 1, classes)) > budget:
+    few = most is not None and most <= budget
+    if not few and len(index.matching(match, budget + 1, classes)) > budget:
         return _ranked_by_fts5(index, match, k, set(), classes)
     rows = index.marked(match, budget, classes)
     return _best(index, [(weights.score(text, length), i) for i, text, length in rows], k)
@@ -294,3 +331,12 @@ def _ranked_by_fts5(
     index: Index, match: str, k: int, seen: set[int], classes: Classes
 ) -> list[Hit]:
     return [hit for hit in index.search(match, k + len(seen), classes) if hit.id not in seen][:k]
+
+
+def _some_of(index: Index, kept: list[str], k: int, seen: set[int], classes: Classes) -> list[Hit]:
+    # One word left (every word was common, the rarest kept): its best rows kept in order
+    # (`common`) are FTS5's ranking of it, without reading its whole doclist.
+    best = index.best_of(kept[0], k + len(seen), classes) if len(kept) == 1 else None
+    if best is None:
+        return _ranked_by_fts5(index, some(kept), k, seen, classes)
+    return [hit for hit in best if hit.id not in seen][:k]
