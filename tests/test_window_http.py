@@ -25,6 +25,7 @@ from window_home import (
     csrf,
     every_file,
     fill,
+    forms,
     link,
     opened,
 )
@@ -274,16 +275,22 @@ def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
 ) -> None:
     with opened(link(served)) as client:
         token = csrf(client.get("/memory").text)
-        for form in (
-            {"op": "add", "file": "owner.md", "text": "The owner rows on Sundays."},
-            {
-                "op": "replace",
-                "file": "owner.md",
-                "old": "rows on Sundays",
-                "text": "The owner rows on Saturdays.",
-            },
-        ):
-            assert client.post("/memory/edit", data={**form, "csrf": token}).status_code == 303
+        added = {
+            "op": "add",
+            "file": "owner.md",
+            "text": "The owner rows on Sundays.",
+            "csrf": token,
+        }
+        assert client.post("/memory/edit", data=added).status_code == 303
+        (replace,) = [
+            f
+            for f in forms(client.get("/memory").text, "replace")
+            if _owner(f) and f["shown"] == "The owner rows on Sundays."
+        ]
+        replaced = client.post(
+            "/memory/edit", data={**replace, "text": "The owner rows on Saturdays."}
+        )
+        assert replaced.status_code == 303
         page = client.get("/memory").text
         owner = page[page.index('id="owner.md"') :].split("</section>")[0]
         assert "rows on Saturdays" in owner and "rows on Sundays" not in owner
@@ -296,13 +303,36 @@ def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
         )
         assert done.status_code == 200
         assert "rows on Saturdays" not in client.get("/memory").text
-        refused = client.post(
-            "/memory/edit",
-            data={"op": "remove", "file": "owner.md", "old": "no such words", "csrf": token},
-        )
-        assert refused.status_code == 409 and "no entry holds" in refused.text
+        refused = client.post("/memory/edit", data={**replace, "op": "remove"})
+        assert refused.status_code == 409 and "changed since you looked" in refused.text
     for path in every_file(served.home.root):
         assert b"rows on Saturdays" not in path.read_bytes(), path
+
+
+def _owner(fields: dict[str, str]) -> bool:
+    return fields["file"] == "owner.md"
+
+
+def test_an_entry_holding_a_secret_is_removed_without_the_secret_leaving_the_daemon(
+    served: Daemon,
+) -> None:
+    # A hand edit: owner.md holds a password the page shows removed.
+    held = "password: Tr0ub4dor-Xk81qaZ"
+    owner = served.home.memory / "identity" / "owner.md"
+    owner.parent.mkdir(exist_ok=True)
+    owner.write_text(f"# Owner\n\nThe owner's {held}\n\nThe owner swims.\n")
+    with opened(link(served)) as client:
+        page = client.get("/memory").text
+        remove = next(f for f in forms(page, "remove") if _owner(f))
+        assert remove["shown"] == "The owner's password: [secret removed]"
+        removed = client.post("/memory/edit", data=remove)
+        after = client.get("/memory").text
+    assert removed.status_code == 303
+    assert owner.read_text() == "# Owner\n\nThe owner swims.\n"
+    for said in (page, removed.text, str(removed.headers), after, served.output()):
+        assert "Xk81qaZ" not in said
+    for path in served.home.memory.rglob("*.md"):
+        assert "Xk81qaZ" not in path.read_text(), path
 
 
 HOSTILE_VALUES = (

@@ -4,6 +4,7 @@ enough sessions to page, and a daemon serving it with its window."""
 from __future__ import annotations
 
 import contextlib
+import html
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,3 +104,18 @@ def csrf(page: str) -> str:
 def every_file(root: Path) -> list[Path]:
     """Every file under `root`."""
     return [p for p in root.rglob("*") if p.is_file()]
+
+
+def forms(page: str, op: str) -> list[dict[str, str]]:
+    """The hidden fields of each `op` form of the memory page, in the page's order."""
+    found = []
+    for body in re.findall(r"<form[^>]*>(.*?)</form>", page, re.S):
+        fields = {
+            name: html.unescape(value)
+            for name, value in re.findall(
+                r'<input type="hidden" name="([^"]+)" value="([^"]*)"', body
+            )
+        }
+        if fields.get("op") == op:
+            found.append(fields)
+    return found

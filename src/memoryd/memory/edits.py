@@ -1,11 +1,12 @@
 """Edits of the memory files: `add`, `replace`, `remove`, and `undo`, each checked and journalled.
 
-An edit is decided from the file as it is (`decide`, pure: OLD must match exactly one entry),
-its result is checked (`check_text`: refused whole, with every problem, when it fails), and only
-then written: the journal line first, then the file (`journal`). A writer holds the home's lock
-and recovers before it reads, so an edit never starts from a file a crash left behind. When the
-file cannot be replaced (no space left, say), the line is taken back: the edit is not made, and
-no later recovery makes it.
+An edit is decided from the file as it is (`decide`, pure: OLD must match exactly one entry, or
+the entry named by its number must still be shown as the owner saw it), its result is checked
+(`check_text`: refused whole, with every problem, when it fails), and only then written: the
+journal line first, then the file (`journal`). A writer holds the home's lock and recovers
+before it reads, so an edit never starts from a file a crash left behind. When the file cannot
+be replaced (no space left, say), the line is taken back: the edit is not made, and no later
+recovery makes it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import datetime
 
 from memoryd.errors import CheckError, JournalError, MemoryEditError
 from memoryd.lock import locked
+from memoryd.memory.block import shown
 from memoryd.memory.check import check, check_text
 from memoryd.memory.files import (
     Document,
@@ -58,12 +60,14 @@ def model(session: str) -> Author:
 
 @dataclass(frozen=True)
 class Request:
-    """An edit as asked: `add FILE TEXT`, `replace FILE OLD TEXT` or `remove FILE OLD`."""
+    """An edit as asked: `add FILE TEXT`, `replace FILE OLD TEXT` or `remove FILE OLD`; or the
+    entry replaced or removed named by `entry`: its number and its text as shown (`numbered`)."""
 
     op: Op
     file: str
     old: str = ""
     text: str = ""
+    entry: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,21 @@ def matching(spec: FileSpec, doc: Document, old: str) -> str:
     return found[0]
 
 
+def numbered(spec: FileSpec, doc: Document, n: int, seen: str) -> str:
+    """Entry `n` (from 1, as the file lists them), which must still be shown as `seen`
+    (`block.shown`: secrets removed): the owner's window names an entry holding a secret so,
+    without the secret. MemoryEditError when the file changed since."""
+    if not 1 <= n <= len(doc.entries) or shown(doc.entries[n - 1]) != seen:
+        raise MemoryEditError(f"{spec.name} changed since you looked: look at it again")
+    return doc.entries[n - 1]
+
+
+def _target(spec: FileSpec, doc: Document, request: Request) -> str:
+    if request.entry is not None:
+        return numbered(spec, doc, *request.entry)
+    return matching(spec, doc, request.old)
+
+
 def decide(spec: FileSpec, doc: Document, request: Request) -> tuple[list[str], list[str]]:
     """The entries an edit removes and adds; MemoryEditError when it cannot be made."""
     try:
@@ -104,9 +123,9 @@ def decide(spec: FileSpec, doc: Document, request: Request) -> tuple[list[str], 
             case Op.ADD:
                 return [], [clean_entry(request.text)]
             case Op.REMOVE:
-                return [matching(spec, doc, request.old)], []
+                return [_target(spec, doc, request)], []
             case Op.REPLACE:
-                entry = matching(spec, doc, request.old)
+                entry = _target(spec, doc, request)
                 new = clean_entry(request.text)
                 if new == entry:
                     raise MemoryEditError(f"{spec.name}: the new entry is the old one: no change")

@@ -304,9 +304,18 @@ class Service:
         found = memory_block(self.memory, session, self.state_of)
         return Labelled.of(found.text, found.label)
 
-    def edit(self, op: Op, file: str, text: str, old: str, session: str | None) -> Edited:
+    def edit(
+        self,
+        op: Op,
+        file: str,
+        text: str,
+        old: str,
+        session: str | None,
+        entry: tuple[int, str] | None = None,
+    ) -> Edited:
         """An edit by the model on behalf of `session`, or by the owner when it is None (the
-        API's edge makes the owner an explicit choice: `"as": "owner"`)."""
+        API's edge makes the owner an explicit choice: `"as": "owner"`); `entry` names the
+        entry replaced or removed by its number and its text as shown, instead of `old`."""
         if op not in (Op.ADD, Op.REPLACE, Op.REMOVE):
             raise MemoryEditError("op must be add, replace or remove")
         try:
@@ -316,7 +325,7 @@ class Service:
             names = ", ".join(spec.name for spec in self.memory.files)
             raise NoSuchFileError(f"no such memory file: the files are {names}") from None
         author = OWNER if session is None else model(session)
-        request = Request(op, file, old=old, text=text)
+        request = Request(op, file, old=old, text=text, entry=entry)
         done = edit(self.memory, request, author, now(), self.state_of)
 
         def dropped() -> None:

@@ -190,13 +190,9 @@ def build(service: Service, keys: Keys) -> Starlette:
         fields = await _form(request)
         try:
             op = Op(fields.get("op", ""))
+            entry = memory_page.named(op, fields)
             done = await run_in_threadpool(
-                service.edit,
-                op,
-                fields.get("file", ""),
-                fields.get("text", ""),
-                fields.get("old", ""),
-                None,
+                service.edit, op, fields.get("file", ""), fields.get("text", ""), "", None, entry
             )
         except ValueError:
             raise Refused(422, "op must be add, replace or remove") from None

@@ -3,21 +3,25 @@ and the journal as a timeline with undo.
 
 Entries are shown as the block shows them (`shown`: secrets removed, tags neutralised, hidden
 characters out). Edits go through the daemon's own edit (`Service.edit`: the check, the journal,
-the index of dropped entries), by the owner, exactly as `memoryd memory` makes them.
+the index of dropped entries), by the owner, exactly as `memoryd memory` makes them. A replace or
+remove names its entry by its number and its text as shown (`named`), never by its text: an
+entry holding a secret is edited without the secret reaching the browser.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from memoryd.errors import MemoryEditError
 from memoryd.labels import DataClass
 from memoryd.memory.block import Block, render_block, shown
 from memoryd.memory.commands import summary
 from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
-from memoryd.memory.journal import Line, read_bytes, scan
+from memoryd.memory.journal import Line, Op, read_bytes, scan
 from memoryd.memory.replace import read_file
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
@@ -27,6 +31,13 @@ JOURNAL_SHOWN = 50
 """Journal lines the timeline shows, newest first."""
 
 _TAIL = 1 << 20
+
+_KEPT = el(
+    "p",
+    "A removed entry stays in the journal (undo brings it back, recall finds it as dropped); "
+    "forget erases it everywhere.",
+    class_="hint",
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,17 @@ def journal(memory: Memory) -> list[Line]:
     return list(reversed(scan(b"".join(raw + b"\n" for raw in last)).lines))
 
 
+def named(op: Op, fields: Mapping[str, str]) -> tuple[int, str] | None:
+    """The entry a replace or remove names (`Request.entry`): its number in the file and its
+    text as the page showed it; None for any other op."""
+    if op not in (Op.REPLACE, Op.REMOVE):
+        return None
+    number = fields.get("n", "")
+    if not (number.isascii() and number.isdigit() and len(number) <= 6):
+        raise MemoryEditError("an entry's number is a whole number: look at the file again")
+    return int(number), fields.get("shown", "")
+
+
 def undone(memory: Memory, line_id: int) -> None:
     """Undo journal line `line_id` as the owner: a new, checked edit (`memoryd memory undo`)."""
     undo(memory, line_id, OWNER, datetime.now(UTC))
@@ -110,26 +132,20 @@ def _file(found: File, csrf: str) -> Html:
     entries = []
     for n, entry in enumerate(found.doc.entries, start=1):
         text = shown(entry)
+        # By its number and its text as shown: words of an entry holding a secret are shown
+        # without it, so they would not find it, and the secret never reaches the browser.
+        named = (hidden("file", spec.name), hidden("n", n), hidden("shown", text))
         remove = form(
-            "/memory/edit",
-            csrf,
-            hidden("op", "remove"),
-            hidden("file", spec.name),
-            hidden("old", text),
-            button="remove",
-            danger=True,
+            "/memory/edit", csrf, hidden("op", "remove"), *named, button="remove", danger=True
         )
         replace = form(
             "/memory/edit",
             csrf,
             hidden("op", "replace"),
-            hidden("file", spec.name),
-            hidden("old", text),
+            *named,
             el("textarea", text, name="text", rows="2", aria_label="new text"),
             button="replace",
         )
-        # By its number and its text as shown: words of an entry holding a secret are shown
-        # without it, so they would not find it.
         forget = el(
             "a", "forget…", class_="danger", href=url("/forget", file=spec.name, n=n, shown=text)
         )
@@ -137,7 +153,7 @@ def _file(found: File, csrf: str) -> Html:
             el(
                 "li",
                 el("div", text, class_="body"),
-                el("details", el("summary", "edit"), replace, remove, forget),
+                el("details", el("summary", "edit"), replace, remove, forget, _KEPT),
             )
         )
     add = form(
