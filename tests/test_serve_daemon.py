@@ -131,6 +131,18 @@ def test_the_socket_is_mode_0600_and_sigterm_exits_0_removing_it(daemon: Daemon)
     assert not daemon.socket.exists()
 
 
+def test_sigterm_while_the_daemon_starts_exits_0_leaving_no_socket_or_pid(home: Home) -> None:
+    # Sent as soon as the daemon holds its pid file, before the server takes the signals over.
+    starting = Daemon(home)
+    pid = home.root / "memoryd.pid"
+    deadline = time.monotonic() + START
+    while not (pid.exists() and pid.read_text().strip()) and time.monotonic() < deadline:
+        assert starting.proc.poll() is None, starting.output()
+        time.sleep(0.001)
+    assert starting.stop(signal.SIGTERM) == 0, starting.output()
+    assert not starting.socket.exists() and not pid.exists()
+
+
 def test_sigint_stops_the_daemon_as_cleanly(daemon: Daemon) -> None:
     assert daemon.stop(signal.SIGINT) == 0, daemon.output()
     assert not daemon.socket.exists()

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 from mcp import types
 
 from logs import turn, write_log
-from mcp_listener import Listener
+from mcp_listener import SERVING, START, Listener
 from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.serve.listen import parse_listen
@@ -199,6 +200,16 @@ def test_connections_slow_to_send_a_request_are_closed(home: Home) -> None:
         )
     finally:
         assert running.stop() == 0, running.output()
+
+
+def test_sigterm_as_soon_as_the_listener_says_where_it_serves_exits_0(home: Home) -> None:
+    # Before uvicorn takes the signals over, SIGTERM must still end it with status 0.
+    listener = Listener(home)
+    deadline = time.monotonic() + START
+    while not SERVING.search(listener.output()) and time.monotonic() < deadline:
+        assert listener.proc.poll() is None, listener.output()
+        time.sleep(0.001)
+    assert listener.stop() == 0, listener.output()
 
 
 def test_names_listener_accepts_only_the_listeners_own_names() -> None:

@@ -18,7 +18,7 @@ from memoryd.home import Home
 from memoryd.honcho import run as honcho_run
 from memoryd.serve import footprint
 from memoryd.serve.app import create_app
-from memoryd.serve.bounds import GRACE, bounds, http_server
+from memoryd.serve.bounds import GRACE, bounds, http_server, stop_on_sigterm
 from memoryd.serve.claim import claimed
 from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp, bind_unix, parse_listen, socket_path
@@ -69,6 +69,7 @@ def serve(
     # Belt and braces: every file memoryd creates is made 0600 explicitly; this covers any
     # other file the daemon may make.
     os.umask(0o077)
+    stop_on_sigterm()
     footprint.few_arenas()
     timeout, limit = bounds()
     home = Home(home.root.expanduser().resolve()).create()

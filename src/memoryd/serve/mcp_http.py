@@ -29,7 +29,7 @@ from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.home import Home
-from memoryd.serve.bounds import bounds, http_server
+from memoryd.serve.bounds import bounds, http_server, stop_on_sigterm
 from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp, parse_listen
 from memoryd.serve.mcp import backend, build
@@ -182,6 +182,7 @@ def _authority(host: str, port: int) -> str:
 
 def run(home: Home, session: str, listen: str, public: bool) -> None:
     """Serve MCP for `session` over HTTP on `listen` until SIGTERM or SIGINT."""
+    stop_on_sigterm()
     host, port = parse_listen(listen, public)
     timeout, limit = bounds()
     # The SDK logs its session manager's start and stop at INFO: not news to the owner.
