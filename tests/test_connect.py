@@ -793,3 +793,21 @@ def test_install_writes_through_a_linked_settings_file_and_keeps_the_link(
     assert (me / ".claude" / "settings.json").is_symlink()
     assert "SessionStart" in json.loads(dotfiles.read_text())["hooks"]
     assert f"to undo: mv {dotfiles}.memoryd-backup-" in out
+
+
+def test_a_call_id_and_a_time_reach_no_file_of_the_home_as_the_transcript_wrote_them(
+    home: Home, tmp_path: Path
+) -> None:
+    # A tool call's id and a line's timestamp are the transcript's to choose, like its text.
+    key = "sk-ant-api03-Zq9xV7pL3kWabcdefghij0123456789ABCDEFGHIJKLMNOP"
+    padded = "2026-10-01T09:00:01." + "0" * 5000 + "Z"
+    c = Claude()
+    # The call's result has not come yet: the call waits in the connector's state.
+    lines = [c.prompt("run the tests", 0), c.tool("Bash", {"command": "make"}, "ok", 1)[0]]
+    lines[1]["message"]["content"][1]["id"] = f"toolu {key}"
+    lines[1]["timestamp"] = padded
+    write(cc_path(tmp_path / "projects"), lines)
+    connect(home, claude_code.HOST, tmp_path / "projects")
+    files = [p for p in home.root.rglob("*") if p.is_file()]
+    assert log(home, CC_SESSION)[-1]["at"] == "2026-10-01T09:00:01.000Z"
+    assert not [p for p in files if key.encode() in p.read_bytes() or b"0" * 100 in p.read_bytes()]

@@ -10,6 +10,7 @@ texts are cut to what an item can hold, so nothing a transcript holds reaches th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -76,6 +77,11 @@ def arguments(value: Any) -> Any:
     return kept if len(text) <= MAX_TEXT else {"truncated": text[:MAX_TEXT]}
 
 
+def _call_key(call_id: str) -> str:
+    # A call id is the transcript's to choose (a key, a megabyte): the state keeps its digest.
+    return hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 TOOL_NAME = 100
 """The most characters of a tool's name a record keeps."""
 
@@ -95,7 +101,7 @@ class Fold:
     pending: list[str] | None = None
     """The model's last text of the turn not written yet, and its time."""
     calls: dict[str, str] = field(default_factory=dict)
-    """The tool name of each call whose result has not come yet."""
+    """The tool name of each call whose result has not come yet, by its id's digest."""
     last_at: str | None = None
     aside: bool = False
     """The whole transcript is a sub-agent's."""
@@ -108,12 +114,13 @@ class Fold:
     def _at(self, given: str | None, now: str) -> str:
         if given is not None:
             try:
-                parse_time(given)
+                # Kept as read, never as given: a time may carry padding or 5000 digits.
+                kept = parse_time(given).isoformat(timespec="milliseconds")
             except ValueError:
                 pass
             else:
-                self.last_at = given
-                return given
+                self.last_at = kept.replace("+00:00", "Z")
+                return self.last_at
         return self.last_at or now
 
     def _record(self, data: Record) -> list[Written]:
@@ -157,7 +164,7 @@ class Fold:
                 return found
             case Call(call_id, name, args, at):
                 shown = tool_name(name)
-                self.calls[call_id] = shown
+                self.calls[_call_key(call_id)] = shown
                 if len(self.calls) > MAX_CALLS:
                     # A call never answered (an interrupted turn) is not kept for ever.
                     del self.calls[next(iter(self.calls))]
@@ -170,7 +177,7 @@ class Fold:
                     }
                 )
             case Result(call_id, text, at, name, untrusted):
-                called = self.calls.pop(call_id, UNKNOWN)
+                called = self.calls.pop(_call_key(call_id), UNKNOWN)
                 shown = called if name is None else tool_name(name)
                 bad = untrusted or self.aside or not trusted(self.host, shown, also)
                 self.tainted = self.tainted or bad
