@@ -5,6 +5,7 @@ and no token anywhere, and where the window is served (beside a loopback --liste
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from collections.abc import Iterator
@@ -366,3 +367,24 @@ def test_every_field_of_every_page_is_input(served: Daemon) -> None:
         for value in HOSTILE_VALUES:
             answer = client.get("/sessions/" + quote(value, safe=""))
             assert answer.status_code == 404 or answer.status_code == 421, value
+
+
+def test_a_recall_log_line_holding_a_secret_shows_without_it(served: Daemon) -> None:
+    # A line written by hand or by an older memoryd is input like the rest: every field of it.
+    key = "sk-ant-api03-Zq9xV7pL3kWabcdefghij0123456789ABCDEFGHIJKLMNOP"
+    line = {
+        "at": f"when {key}",
+        "session": f"s {key}",
+        "query": f"lake {key} my password is {SECRET}",
+        "k": 5,
+        "hits": [{"key": f"hostile:1:user {key}"}],
+    }
+    planted = served.home.recalls / "2099-12.jsonl"
+    planted.write_text(json.dumps(line) + "\n")
+    try:
+        with opened(link(served)) as client:
+            page = client.get("/status").text
+    finally:
+        planted.unlink()
+    assert "[secret removed]" in page
+    assert key not in page and SECRET not in page

@@ -2,7 +2,8 @@
 
 Only the tail of the newest monthly files is read (`TAIL` bytes at most): the log grows for as
 long as the agent lives. Its lines were written with secrets removed; they are input all the
-same, and every field is checked for its type before it is shown.
+same (written by an older memoryd, by hand, before a rule was added): every field is checked
+for its type and has its secrets removed before it is shown.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_private
+from memoryd.secrets import redact
 
 SHOWN = 100
 """Recalls the page shows."""
@@ -52,16 +54,16 @@ def _parsed(raw: bytes) -> Recalled | None:
         return None
     hits = line.get("hits")
     keys = (
-        [h["key"] for h in hits if isinstance(h, dict) and isinstance(h.get("key"), str)]
+        [redact(h["key"]) for h in hits if isinstance(h, dict) and isinstance(h.get("key"), str)]
         if isinstance(hits, list)
         else []
     )
     session = line.get("session")
     k = line.get("k")
     return Recalled(
-        str(line.get("at", "")),
-        session if isinstance(session, str) else None,
-        str(line.get("query", "")),
+        redact(str(line.get("at", ""))),
+        redact(session) if isinstance(session, str) else None,
+        redact(str(line.get("query", ""))),
         k if isinstance(k, int) else 0,
         keys,
     )
