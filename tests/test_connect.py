@@ -811,3 +811,20 @@ def test_a_call_id_and_a_time_reach_no_file_of_the_home_as_the_transcript_wrote_
     files = [p for p in home.root.rglob("*") if p.is_file()]
     assert log(home, CC_SESSION)[-1]["at"] == "2026-10-01T09:00:01.000Z"
     assert not [p for p in files if key.encode() in p.read_bytes() or b"0" * 100 in p.read_bytes()]
+
+
+def test_install_leaves_a_settings_file_nested_past_the_parsers_depth_alone(
+    home: Home, me: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = {
+        me / ".claude.json": "[" * 100_000 + "]" * 100_000,
+        me / ".codex" / "config.toml": "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    }
+    for path, text in deep.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    for host, name in (("claude-code", ".claude.json"), ("codex", "config.toml")):
+        code, _, err = run(capsys, "connect", host, "--install")
+        assert code == 1 and f"{name} was not changed: it is not" in err, err[-300:]
+        assert "Traceback" not in err
+    assert all(path.read_text() == text for path, text in deep.items())

@@ -166,7 +166,7 @@ def _json_file(path: Path, add: Any) -> str:
         if not isinstance(settings, dict):
             raise ConnectError("it is not a JSON object")
         changed = add(settings)
-    except (ValueError, ConnectError) as e:
+    except (ValueError, RecursionError, ConnectError) as e:  # nested past the parser's depth
         problem = e if isinstance(e, ConnectError) else "it is not JSON"
         raise ConnectError(
             f"{path} was not changed: {problem}; fix it, or add the entries "
@@ -185,7 +185,7 @@ def _toml_file(path: Path, home: Path) -> str:
     text = "" if before is None else before.decode("utf-8", "replace")
     try:
         settings = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested past the parser's depth
         raise ConnectError(
             f"{path} was not changed: it is not TOML; fix it, or add the entries "
             "`memoryd connect codex --print` shows by hand"
