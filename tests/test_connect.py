@@ -26,7 +26,7 @@ from memoryd.connect.commands import HOSTS
 from memoryd.connect.events import Call, Drift, Host, Result
 from memoryd.connect.fold import MAX_CALLS, Fold
 from memoryd.connect.follow import Follower
-from memoryd.errors import MemoryEditError
+from memoryd.errors import ConnectError, MemoryEditError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
@@ -828,3 +828,24 @@ def test_install_leaves_a_settings_file_nested_past_the_parsers_depth_alone(
         assert code == 1 and f"{name} was not changed: it is not" in err, err[-300:]
         assert "Traceback" not in err
     assert all(path.read_text() == text for path, text in deep.items())
+
+
+def test_a_state_naming_a_folder_outside_the_sessions_is_refused_and_nothing_is_deleted(
+    home: Home, tmp_path: Path
+) -> None:
+    root = tmp_path / "projects"
+    c = Claude()
+    write(cc_path(root), [c.prompt("hello there", 0), c.reply("hi", 1)])
+    connect(home, claude_code.HOST, root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.jsonl").write_text("{}\n")
+    state = home.memory / "connect" / "claude-code.json"
+    held = json.loads(state.read_text())
+    for position in held["transcripts"].values():
+        position["session"] = "../../outside"
+        position["identity"] = [0, 0]  # another file in its place: its session emptied first
+    state.write_text(json.dumps(held))
+    with pytest.raises(ConnectError, match="cannot be read"):
+        connect(home, claude_code.HOST, root)
+    assert (outside / "keep.jsonl").read_text() == "{}\n"

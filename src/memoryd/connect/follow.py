@@ -104,7 +104,13 @@ class Follower:
     def _load(self) -> dict[str, Position]:
         try:
             raw = json.loads(self.state_path.read_bytes())
-            return {key: Position(**value) for key, value in raw["transcripts"].items()}
+            found = {key: Position(**value) for key, value in raw["transcripts"].items()}
+            # A session names a folder the connector empties and appends to: never one elsewhere.
+            if not all(
+                isinstance(p.session, str) and is_session_id(p.session) for p in found.values()
+            ):
+                raise ValueError("a session that is not a session id")
+            return found
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, KeyError, TypeError) as e:
