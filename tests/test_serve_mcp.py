@@ -144,12 +144,14 @@ def test_mcp_goes_through_a_running_daemon(home: Home, transport: str) -> None:
         found["edit"] = _text(edited.content)
 
     try:
-        _served(home, transport, client)
+        said = _served(home, transport, client)
         with running.client() as c:
             assert "I am Rho" in c.get("/v1/block").json()["text"]
     finally:
         assert running.stop() == 0
     assert found["edit"].startswith("add self.md (journal line 1)")
+    # Its own lines only: not one line for each request it made to the daemon.
+    assert "HTTP Request" not in said, said
 
 
 def test_mcp_refuses_a_bad_session_id_at_start(home: Home, transport: str) -> None:

@@ -10,7 +10,6 @@ minutes, and then stays in that browser's history used up).
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import click
@@ -62,6 +61,7 @@ def window_command(url: str | None, no_browser: bool, home_dir: str | None) -> N
             show(client.window(), not no_browser)
         return
     from memoryd.serve.daemon import serve  # the server stack, only when serving
+    from memoryd.serve.stderr import log_to_stderr
 
-    logging.basicConfig(level=logging.INFO, format="memoryd: %(message)s")
+    log_to_stderr()
     serve(home, opened=lambda link: show(link, not no_browser))
