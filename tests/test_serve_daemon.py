@@ -273,11 +273,16 @@ def test_tcp_needs_the_bearer_token_and_logs_a_refusal_without_it(home: Home) ->
         right = httpx.get(f"{url}/v1/health", headers={"Authorization": f"Bearer {secret}"})
         assert (missing.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
         assert wrong.json()["error"]["code"] == "unauthorized"
+        # The path is the client's: a line break, an escape or a bidi control in it is one.
+        forging = httpx.get(f"{url}/v1/x%0amemoryd:%20FORGED%1b[31m%e2%80%ae")
+        assert forging.status_code == 401
         assert not running.socket.exists()
     finally:
         assert running.stop() == 0
     assert "401" in running.output()
     assert "nope-nope" not in running.output()
+    assert "\nmemoryd: FORGED" not in running.output()
+    assert "\x1b" not in running.output() and "\u202e" not in running.output()
     assert secret not in running.output()
 
 

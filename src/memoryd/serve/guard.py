@@ -12,7 +12,7 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.secrets import redact
+from memoryd import boundary
 
 BODY_MAX = 1024 * 1024
 """The largest request body the daemon reads, in bytes."""
@@ -97,8 +97,9 @@ def logged(scope: Scope, e: Exception) -> str:
 
 
 def _what(scope: Scope) -> tuple[str, str]:
-    # The path holds a session id, which may be a key pasted in the wrong place.
-    return str(scope.get("method", "?"))[:16], redact(str(scope.get("path", "?")))[:300]
+    # The path holds a session id, which may be a key pasted in the wrong place, and is decoded:
+    # a line break in it would forge a log line, an escape drive the owner's terminal.
+    return str(scope.get("method", "?"))[:16], boundary.name(str(scope.get("path", "?")), 300)
 
 
 async def _read(receive: Receive) -> bytes | None:
