@@ -12,7 +12,7 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index, Item
-from memoryd.indexer import Names, catch_up
+from memoryd.indexer import Names, catch_up, is_session_id
 from memoryd.reindex import reindex
 from memoryd.schema import MIGRATIONS, connect, migrate
 
@@ -328,3 +328,22 @@ def test_connections_opening_a_new_index_at_once_migrate_it_once(tmp_path: Path)
         with Index(path) as opened:
             applied = opened.conn.execute("SELECT count(*) FROM migrations").fetchone()[0]
         assert applied == len(MIGRATIONS)
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "claude-code-sk-ant-api03-" + "Abcdefghij0123456789" * 3,
+        "s1.glpat-Abcdefghij0123456789xyz",
+        "x_ghp_" + "Abcdefghij0123456789" * 2,
+    ],
+)
+def test_a_key_glued_to_a_prefix_is_no_session_id(session: str) -> None:
+    assert not is_session_id(session)
+
+
+@pytest.mark.parametrize(
+    "session", ["claude-code-0b7e5c1a-4d2f-4a8e-9c3b-2f6d8e1a7b40", "task-list", "chat.2026", "s1"]
+)
+def test_ordinary_ids_with_dashes_and_dots_are_session_ids(session: str) -> None:
+    assert is_session_id(session)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.secrets import REMOVED, has_secret, redact
+from memoryd.secrets import REMOVED, has_secret, may_hold_secret, redact
 
 BEGIN, END, DASHES = "-----BEGIN ", "-----END ", "-----"
 
@@ -625,3 +625,18 @@ def test_a_long_hostile_text_is_searched_in_linear_time(text: str) -> None:
     has_secret(text)
     redact(text)
     assert time.perf_counter() - started < 2.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
+    key=st.sampled_from(list(KEYS.values())),
+    after=st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
+)
+def test_may_hold_secret_is_never_false_for_a_text_with_a_secret_in_any_part(
+    before: str, key: str, after: str
+) -> None:
+    text = (before + key + after).replace("%", "")
+    for start in range(len(text)):
+        if has_secret(text[start:]):
+            assert may_hold_secret(text)

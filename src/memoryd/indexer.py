@@ -18,7 +18,7 @@ from pathlib import Path
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index, Item, LogMark, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
-from memoryd.secrets import has_secret
+from memoryd.secrets import has_secret, may_hold_secret
 from memoryd.sessions import Progress, Turn
 
 log = logging.getLogger("memoryd")
@@ -36,7 +36,14 @@ SESSION_RULE = (
 def is_session_id(session: str) -> bool:
     """Whether `session` may name a session: the session id rule, and no key (a session id
     becomes item keys, journal lines, recall log lines and Honcho session ids)."""
-    return SESSION_ID.fullmatch(session) is not None and not has_secret(session)
+    if SESSION_ID.fullmatch(session) is None:
+        return False
+    if not may_hold_secret(session):  # most ids: one cheap test answers for every part
+        return True
+    # In prose a key glued to a word (`task-sk-...`) is not taken for one; in an id it is, since
+    # a prefix (a connector's `claude-code-`) glues any file name to it.
+    starts = [0, *(i + 1 for i, char in enumerate(session) if char in "-_.")]
+    return not any(has_secret(session[start:]) for start in starts)
 
 
 # Commit every so many items, so a first catch-up of a large home keeps its WAL small.

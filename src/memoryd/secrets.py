@@ -287,6 +287,12 @@ def _holds(text: str) -> bool:
     return _may_hold_worded(low) and _WORDED.search(low) is not None
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether some part of `text` (ASCII, no `%`) could hold a secret: False means that no
+    substring of it does (the cheap test `has_secret` makes first only looks for substrings)."""
+    return _may_hold_cased(text) or _may_hold_worded(_lower(text))
+
+
 def has_secret(text: str) -> bool:
     """Whether `text` holds a key, a token, a password, a private key or `[secret removed]`."""
     if text.isascii() and "%" not in text:
