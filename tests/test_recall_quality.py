@@ -20,7 +20,7 @@ from memoryd.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall
-from memoryd.relevance import bm25, stems, tokens
+from memoryd.relevance import LONG, bm25, fold, starting, stems, tokens
 from memoryd.search import Costs, all_but_one, either, most_of, only_common, search, terms
 from memoryd.stems import stem
 from memoryd.stopwords import content
@@ -436,7 +436,7 @@ def _score_of_every_token(
         min_size=1,
         max_size=4,
     ),
-    st.text(alphabet=st.sampled_from(list("aeiouytrvlsphbdnmgx ²É.'")), max_size=80),
+    st.text(alphabet=st.sampled_from(list("aeiouytrvlsphbdnmgx ²É.'_9")), max_size=80),
 )
 def test_a_score_skipping_texts_without_a_core_equals_one_counting_every_token(
     asked: list[str], text: str
@@ -444,8 +444,32 @@ def test_a_score_skipping_texts_without_a_core_equals_one_counting_every_token(
     words = list(dict.fromkeys(t for w in asked for t in tokens(w)))
     query = Query.of(words, content(words))
     idf = {s: 1.0 + n for n, s in enumerate(query.stems)}
-    for written in (text, text + " " + " ".join(asked), "travel happiness relate " + text):
+    long = "travel happiness relate " * (LONG // 20) + text  # its tokens found by their starts
+    for written in (text, text + " " + " ".join(asked), "travel happiness relate " + text, long):
         assert score(written, query, idf, 9.0) == _score_of_every_token(written, query, idf, 9.0)
+
+
+_PIECES = ["abc", "abcd", "ab", "dea", "éab", "bcd", "x"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_PIECES), st.text(alphabet=st.sampled_from(list(" _9².'ß")), max_size=3)
+        ),
+        max_size=300,
+    ),
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=3),
+)
+def test_the_tokens_found_by_their_starts_are_those_of_every_token(
+    parts: list[str], starts: list[str]
+) -> None:
+    text = "".join(parts).ljust(LONG)  # long enough to be looked for by its starts
+    wanted = tuple(fold(start) for start in starts)
+    found, length = starting(fold(text), wanted)
+    every = tokens(text)
+    assert length == len(every)
+    assert [t for t in found if t.startswith(wanted)] == [t for t in every if t.startswith(wanted)]
 
 
 def test_the_common_words_are_read_alone_when_the_lists_leave_them_out() -> None:

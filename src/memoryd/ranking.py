@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memoryd.index import Hit
-from memoryd.relevance import TOKEN, bm25, fold
+from memoryd.relevance import bm25, fold, starting
 from memoryd.stems import stem
 
 STEM_ONLY = 0.5
@@ -117,7 +117,7 @@ def score(
     if not any(c in folded for c in query.cores):
         return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
     counts: dict[str, float] = {}
-    found = TOKEN.findall(folded)
+    found, length = starting(folded, query.cores)
     starts = query.starts
     for token in found:
         if token[0] not in starts:
@@ -128,7 +128,7 @@ def score(
             counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
     held = query.content.intersection(counts)
     whole = len(counts) == len(query.forms)
-    return held, whole, bm25(counts, len(found), idf, average, LENGTH)
+    return held, whole, bm25(counts, length, idf, average, LENGTH)
 
 
 def _parts(key: str) -> tuple[str, int, str] | None:

@@ -44,6 +44,43 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(fold(text))
 
 
+# An ASCII text's token characters as `a`, the others as a space: its tokens are then counted
+# in C, where `TOKEN.findall` makes a string of each (most of the time of scoring a long text).
+_ASCII_WORDS = bytes(ord("a") if chr(c).isalnum() else ord(" ") for c in range(256))
+
+
+def _length(folded: str) -> int:
+    if folded.isascii():
+        return (b" " + folded.encode().translate(_ASCII_WORDS)).count(b" a")
+    return len(TOKEN.findall(folded))
+
+
+FOUND_FROM = 3
+"""A start of fewer characters stands in so many places (`t` of `to`) that making every token
+costs less than looking for it."""
+
+LONG = 300
+"""A text of fewer characters is split into every token: looking for each start costs more."""
+
+
+def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
+    """The tokens of a folded text that start with one of `starts` (tokens' starts), in order,
+    and how many tokens it holds. Every token, when the text is short (`LONG`) or a start is
+    (`FOUND_FROM`): then making them all costs less than looking for each start."""
+    if len(folded) < LONG or min((len(start) for start in starts), default=0) < FOUND_FROM:
+        every = TOKEN.findall(folded)
+        return every, len(every)
+    found: dict[int, str] = {}
+    for start in starts:
+        at = folded.find(start)
+        while at >= 0:
+            token = None if at and TOKEN.match(folded, at - 1) else TOKEN.match(folded, at)
+            if token:
+                found[at] = token.group()
+            at = folded.find(start, at + 1)
+    return [found[at] for at in sorted(found)], _length(folded)
+
+
 def stems(text: str) -> list[str]:
     """The terms FTS5 indexes for `text`: its tokens' stems, in order (`porter`)."""
     return [stem(token) for token in tokens(text)]
