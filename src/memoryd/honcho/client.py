@@ -187,22 +187,8 @@ class Honcho:
         """Every message of a session whose metadata holds `metadata` (e.g. a `key` with
         `{"in": [...]}`), oldest first, all pages read; each page its own call."""
         path = f"/workspaces/{workspace}/sessions/{session}/messages/list"
-        found: list[Message] = []
-        page = 1
-        while True:
-            answer = self._call(
-                "POST",
-                f"{path}?page={page}&size={PAGE_SIZE}",
-                {"filters": {"metadata": metadata}},
-                timeout,
-            )
-            if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
-                raise HonchoError("server", 200)
-            found.extend(Message.of(raw) for raw in answer["items"])
-            pages = answer.get("pages")
-            if not isinstance(pages, int) or page >= pages:
-                return found
-            page += 1
+        items = self._pages(path, {"filters": {"metadata": metadata}}, timeout)
+        return [Message.of(raw) for raw in items]
 
     def create_conclusions(
         self,
@@ -223,18 +209,19 @@ class Honcho:
     ) -> list[Conclusion]:
         """Every conclusion of the workspace that `filters` (e.g. `observer_id` and
         `observed_id`) select, newest first, all pages read; each page its own call."""
-        found: list[Conclusion] = []
+        path = f"/workspaces/{workspace}/conclusions/list"
+        items = self._pages(path, {"filters": filters}, timeout)
+        return [Conclusion.of(raw) for raw in items]
+
+    def _pages(self, path: str, body: dict[str, Any], timeout: float | None) -> list[Any]:
+        """The items of every page a list route answers, in order: each page its own call."""
+        found: list[Any] = []
         page = 1
         while True:
-            answer = self._call(
-                "POST",
-                f"/workspaces/{workspace}/conclusions/list?page={page}&size={PAGE_SIZE}",
-                {"filters": filters},
-                timeout,
-            )
+            answer = self._call("POST", f"{path}?page={page}&size={PAGE_SIZE}", body, timeout)
             if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
                 raise HonchoError("server", 200)
-            found.extend(Conclusion.of(raw) for raw in answer["items"])
+            found.extend(answer["items"])
             pages = answer.get("pages")
             if not isinstance(pages, int) or page >= pages:
                 return found
