@@ -98,7 +98,8 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+DECODER = json.JSONDecoder(object_pairs_hook=_object)
+"""JSON as a log line is read: a key given twice in one object is an error, not a guess."""
 
 MAX_DEPTH = 64
 """The deepest a line may nest arrays and objects: deeper is damage, refused before the JSON
@@ -130,7 +131,7 @@ def parse_line(line: str) -> Record:
     if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} arrays and objects")
     try:
-        data = _DECODER.decode(line)
+        data = DECODER.decode(line)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON ({e.msg})") from None
     except RecursionError:  # Not reached below MAX_DEPTH; kept so no line can stop a reader.

@@ -215,18 +215,10 @@ class Fold:
         self.tainted = True
         self.damaged_lines += 1
         self.first_damaged = self.first_damaged or number
-        text = (
+        return self._untrusted(
             f"line {number} of the transcript could not be read ({problem}): what it held is "
-            "unknown"
-        )
-        return self._record(
-            {
-                "type": "tool_result",
-                "name": CONNECTOR,
-                "text": text,
-                "untrusted": True,
-                "at": self.last_at or now,
-            }
+            "unknown",
+            now,
         )
 
     def inherits(self, earlier: str, now: str) -> list[Written]:
@@ -235,16 +227,14 @@ class Fold:
         if self.tainted:
             return []
         self.tainted = True
-        text = f"this conversation continues {earlier}, which read untrusted content"
-        return self._record(
-            {
-                "type": "tool_result",
-                "name": CONNECTOR,
-                "text": text,
-                "untrusted": True,
-                "at": self.last_at or now,
-            }
+        return self._untrusted(
+            f"this conversation continues {earlier}, which read untrusted content", now
         )
+
+    def _untrusted(self, text: str, now: str) -> list[Written]:
+        """The connector's own untrusted result saying `text`: what follows it is tainted."""
+        record = {"type": "tool_result", "name": CONNECTOR, "text": text, "untrusted": True}
+        return self._record({**record, "at": self.last_at or now})
 
     def to_json(self) -> dict[str, Any]:
         """The fold as a JSON object, to keep in the connector's state."""

@@ -31,6 +31,7 @@ from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.indexer import is_session_id
 from memoryd.memory.replace import replace
+from memoryd.sessions import DECODER
 
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a
@@ -336,19 +337,9 @@ def _append(path: Path, data: bytes) -> int:
         os.close(fd)
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("a key appears twice in one object")
-    return found
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique)
-
-
 def _parse(raw: bytes) -> Any:
     try:
-        return _DECODER.decode(raw.decode("utf-8"))
+        return DECODER.decode(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError("not UTF-8") from None
 
