@@ -13,9 +13,11 @@ from memoryd.cli import cli
 from memoryd.home import Home
 
 
-def memoryd(*args: str, home: Home | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `memoryd ARGS` as a user would, with the test's home."""
-    env = dict(os.environ)
+def memoryd(
+    *args: str, home: Home | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `memoryd ARGS` as a user would, with the test's home (and `env` besides)."""
+    env = {**os.environ, **(env or {})}
     if home is not None:
         env["MEMORYD_HOME"] = str(home.root)
     return subprocess.run(

@@ -38,6 +38,7 @@ from memoryd.recall import recall, searched
 from memoryd.reindex import reindex
 from memoryd.sessions import Kind, Progress, Role, parse_line
 from memoryd.stems import stem
+from test_cli import memoryd
 from test_serve_daemon import Daemon
 
 NAMES = Names("agent", "owner")
@@ -220,10 +221,10 @@ def test_status_says_how_many_items_were_forgotten_and_when(home: Home, index: I
     with (home.memory / "forgotten.jsonl").open("a") as f:  # lines edited by hand: passed over
         f.write('not json\n[1]\n{"id": 7, "at": "' + KEY + '", "items": 5}\n')
         f.write('{"id": 8, "at": "2026-01-01T00:00:00Z", "items": -3}\n')
-    done = memoryd(home, "status")
+    done = memoryd("status", home=home)
     assert done.returncode == 0, done.stderr
     assert "forgotten 2 items, last on 20" in done.stdout and KEY not in done.stdout
-    status = json.loads(memoryd(home, "status", "--json").stdout)
+    status = json.loads(memoryd("status", "--json", home=home).stdout)
     assert status["forgotten"]["items"] == 2 and status["forgotten"]["forgets"] == 1
     done_line = json.loads((home.memory / "forgotten.jsonl").read_text().splitlines()[0])
     assert done_line["keys"] == ["s1:1:user", "s1:1:reply"] and done_line["kind"] == "turn"
@@ -231,21 +232,9 @@ def test_status_says_how_many_items_were_forgotten_and_when(home: Home, index: I
     assert not (home.memory / "forgetting.json").exists()
 
 
-def memoryd(home: Home, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, MEMORYD_HOME=str(home.root))
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        input=stdin,
-    )
-
-
 def test_off_a_terminal_forget_needs_yes_and_forgets_nothing_without(home: Home) -> None:
     write_log(home, "s1", turn("the zebraquux", "ok"))
-    done = memoryd(home, "forget", "s1:1")
+    done = memoryd("forget", "s1:1", home=home)
     assert done.returncode == 2 and "--yes" in done.stderr
     assert "zebraquux" in (home.sessions / "s1" / "0.jsonl").read_text()
 
@@ -313,7 +302,7 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
                     (("--entry", "notes.md", "tundrapike"), ("tundrapike",)),
                     (("--query", "vortexlime"), ("vortexlime",)),
                 ):
-                    done = memoryd(home, "forget", *args, "--yes")
+                    done = memoryd("forget", *args, "--yes", home=home)
                     assert done.returncode == 0, done.stderr
                     assert "forgot " in done.stdout
                     assert traces(home, *words) == [], args

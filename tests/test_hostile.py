@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from memoryd.recall import recall
 from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
+from test_cli import memoryd
 
 WALRUS = "walrus"
 HONCHO_KEY = "hk-" + "test"
@@ -243,17 +243,6 @@ def check_files(home: Home, kept: tuple[Path, ...] = ()) -> None:
     assert looked >= 3
 
 
-def memoryd(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, MEMORYD_HOME=str(home.root), HONCHO_API_KEY=HONCHO_KEY)
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeHoncho]:
     with FakeHoncho() as server:
@@ -291,7 +280,7 @@ def test_the_cli_shows_nothing_forged_or_secret_and_writes_no_secret(
         ("status", "--json"),
         ("sync", "--deadline", "5"),
     ):
-        done = memoryd(planted, *args)
+        done = memoryd(*args, home=planted, env={"HONCHO_API_KEY": HONCHO_KEY})
         assert "Traceback" not in done.stderr, (args, done.stderr)
         outputs.append((args, done))
     for args, done in outputs:
