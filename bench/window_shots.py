@@ -19,18 +19,9 @@ from urllib.parse import urlsplit
 
 from memoryd.home import Home
 from memoryd.serve.client import Client
+from window import ARGS, CHROMIUM
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "window"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def _log(home: Home, session: str, records: list[dict[str, Any]], epoch: int = 0) -> None:
