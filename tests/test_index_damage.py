@@ -37,7 +37,7 @@ from memoryd.serve import claim
 from memoryd.store import set_aside, store_error
 from test_cli import memoryd
 from test_memory_support import NOW, add, lines, memory_of, text_of
-from tmpfs import Mount
+from tmpfs import Mount, fill
 
 NAMES = Names(agent="agent", owner="owner")
 
@@ -233,20 +233,6 @@ def test_an_index_the_os_refuses_says_why(
     assert said in message and str(home.index) in message
     assert "delete" not in message and "reindex" not in message
     assert isinstance(raised.value, NoSpaceError) == (number == errno.ENOSPC)
-
-
-def fill(folder: Path) -> Path:
-    """Fill the disk holding `folder`; the file that fills it."""
-    filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            os.write(fd, b"x" * 4096)
-    except OSError as e:
-        assert e.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_a_read_only_home_says_so_and_what_to_do(home: Home, mount: Mount) -> None:

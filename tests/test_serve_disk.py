@@ -33,7 +33,7 @@ from memoryd.serve.guard import Guard
 from memoryd.serve.memory_files import NOT_UTF8
 from memoryd.serve.service import Service
 from test_serve_api import error_of, serving
-from tmpfs import Mount
+from tmpfs import Mount, fill
 
 RECORDS = "/v1/sessions/{}/records"
 
@@ -167,21 +167,6 @@ def test_no_space_for_the_index_or_the_journal_is_507_not_503(
     edit = {"op": "add", "file": "notes.md", "text": "x", "as": "owner"}
     assert error_of(api.post("/v1/memory", json=edit)) == (507, "no_space")
     assert status_of(NoSpaceError("full")) == (507, "no_space")
-
-
-def fill(folder: Path, leave: int = 0) -> Path:
-    """Fill the disk holding `folder`, then free `leave` bytes; the file that fills it."""
-    filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            os.write(fd, b"x" * 4096)
-    except OSError as e:
-        assert e.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    os.truncate(filler, max(0, filler.stat().st_size - leave))
-    return filler
 
 
 def test_a_real_full_disk_is_507_and_the_logs_are_as_they_were(home: Home, mount: Mount) -> None:
