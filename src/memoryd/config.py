@@ -13,6 +13,7 @@ from memoryd import boundary
 from memoryd.errors import ConfigError
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, ordered
+from memoryd.secrets import has_secret
 
 # Tables read by later parts of memoryd; accepted here so that a home configured for them
 # still starts.
@@ -183,9 +184,7 @@ def _honcho(table: Any, path: Path) -> HonchoConfig:
     where = f"{path}: [honcho]"
     keys = {"url", "key_env", "workspace", "wait_ms", "fleet", "read"}
     _table(table, keys, where)
-    url = _text(table, "url", where, "http://127.0.0.1:8000")
-    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
-        raise ConfigError(f'{where}: url is an http(s) URL, like url = "http://127.0.0.1:8000"')
+    url = _url(table, where)
     key_env = table.get("key_env", "HONCHO_API_KEY")
     if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
         raise ConfigError(
@@ -220,6 +219,35 @@ def _honcho(table: Any, path: Path) -> HonchoConfig:
         if names.count(name) > 1:
             raise ConfigError(f"{path}: two [[honcho.read]] tables are named {name!r}")
     return HonchoConfig(url.rstrip("/"), workspace, key_env, wait_ms, fleet, read)
+
+
+# Honcho's address alone: a user, password, query or fragment could hold a key, and the URL is
+# logged and kept in the sync state; the key goes in `$key_env`.
+_URL = re.compile(
+    r"https?://(?:[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?(?:/[!-~]*)?"
+)
+
+
+def _url(table: dict[str, Any], where: str) -> str:
+    """`url`: http(s), a host, a port and a path, nothing else; never echoed (it may hold a key)."""
+    fix = 'like url = "http://127.0.0.1:8000"'
+    value = table.get("url")
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: `url` must be a non-empty string, {fix}")
+    url = value.strip()
+    found = _URL.fullmatch(url)
+    port = found and found.group("port")
+    if (
+        not found
+        or (port and not 1 <= int(port) <= 65535)
+        or any(c in url for c in "?#\\")
+        or has_secret(url)
+    ):
+        raise ConfigError(
+            f"{where}: url is an http(s) URL of Honcho alone (a host, a port, a path: no user, "
+            f"password, query or fragment), {fix}; the key goes in the variable key_env names"
+        )
+    return url
 
 
 def _read(item: Any, n: int, own: str, path: Path) -> ReadSource:

@@ -242,7 +242,11 @@ def parse_time(at: str) -> datetime:
     value = datetime.fromisoformat(text)
     if value.tzinfo is None:
         raise ValueError(f"{at!r} has no time zone: write it as UTC, ending in Z")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31T23:59:59-01:00 is a time in year 10000 UTC, which datetime cannot hold.
+        raise ValueError(f"{at!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def when(at: str) -> str:

@@ -1,0 +1,158 @@
+"""Every field is input, the less walked ones: config values, the environment, command-line
+arguments, request bodies (duplicate keys, out-of-range times) and times from Honcho. Each is
+planted with what an attacker (or a slip of the owner's paste) would put there; then nothing
+may crash, echo a secret, or leave one in any byte of the home."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from starlette.testclient import TestClient
+
+from logs import turn, write_log
+from memoryd.config import load
+from memoryd.errors import ConfigError
+from memoryd.home import Home
+from memoryd.honcho.recalled import Kind, Result, Source, origin
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
+from memoryd.labels import DataClass
+from memoryd.recall import recall
+from memoryd.serve.app import create_app
+from memoryd.serve.guard import Guard
+from memoryd.serve.service import Service
+from test_cli import memoryd
+from test_hostile import Secret
+
+KEY = Secret("sk-ant-" + "api03-" + "Fk7_" * 12, "Fk7_Fk7_Fk7_")
+"""A key as planted, and a run of it that must appear nowhere."""
+
+TOKEN = "Qz8r" + "T4mW2xY7"
+"""A token with no shape a secret scanner knows (only where it is put makes it one), short
+enough that a URL holding it twice passes the old 64-character rule for names."""
+
+NOW = datetime(2026, 10, 1, tzinfo=UTC)
+
+# Times RFC 3339 allows that lie outside the years datetime holds once made UTC.
+OUT_OF_RANGE = ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"]
+
+
+@pytest.fixture
+def api(home: Home) -> Iterator[TestClient]:
+    service = Service.open(home)
+    try:
+        with TestClient(
+            Guard(create_app(service)), base_url="http://memoryd", raise_server_exceptions=False
+        ) as client:
+            yield client
+    finally:
+        service.close()
+
+
+# Times.
+
+
+@pytest.mark.parametrize("at", OUT_OF_RANGE)
+def test_a_time_past_the_years_datetime_holds_is_damage_not_a_crash(
+    home: Home, index: Index, at: str
+) -> None:
+    write_log(home, "s1", turn("where is the walrus", "the walrus is on the ice"))
+    write_log(home, "s2", turn("where is the walrus now", "the walrus is gone", at=at))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    answer = recall(index, "walrus", 5, None, NOW, home.recalls)
+    assert "the walrus is on the ice" in answer.text
+    assert "gone" not in answer.text
+
+
+@pytest.mark.parametrize("at", OUT_OF_RANGE)
+def test_the_api_refuses_a_record_whose_time_is_out_of_range(api: TestClient, at: str) -> None:
+    sent = api.post(
+        "/v1/sessions/s1/records", json={"records": [{"type": "user", "text": "x", "at": at}]}
+    )
+    assert sent.status_code == 422, sent.text
+    assert sent.json()["error"]["code"] == "bad_record"
+    assert at not in sent.text
+
+
+def test_a_time_from_honcho_past_the_years_is_shown_as_a_name() -> None:
+    source = Source("other", "w", "p", False, DataClass.PRIVATE)
+    result = Result(Kind.MESSAGE, "m1", "the walrus", "kyle", OUT_OF_RANGE[0])
+    assert origin(source, result) == f"other: kyle said, {OUT_OF_RANGE[0]}"
+
+
+# The Honcho URL in memoryd.toml.
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://{TOKEN}@127.0.0.1:1",
+        f"http://kyle:{TOKEN}@127.0.0.1:1",
+        f"http://127.0.0.1:1/?key={TOKEN}",
+        f"http://127.0.0.1:1/v3#{TOKEN}",
+        f"http://127.0.0.1:1/{KEY.value}",
+    ],
+)
+def test_a_honcho_url_that_could_carry_a_key_is_refused_unechoed(home: Home, url: str) -> None:
+    home.config.write_text(f'[honcho]\nurl = "{url}"\nworkspace = "box"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="no user, password, query or fragment") as refused:
+        load(home.config)
+    assert TOKEN not in str(refused.value)
+    assert KEY.marker not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://h:99999", "http://h:0", "http://h\\\\x", "http://h/a b"]
+)
+def test_a_honcho_url_httpx_cannot_use_is_refused_at_load(home: Home, url: str) -> None:
+    home.config.write_text(f'[honcho]\nurl = "{url}"\nworkspace = "box"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="url is an http"):
+        load(home.config)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1]:8000/",
+        "https://honcho.internal.example-company.com:8443/a/long/prefix/path/to/the/v3-gateway",
+    ],
+)
+def test_a_plain_honcho_url_of_any_length_is_taken(home: Home, url: str) -> None:
+    home.config.write_text(f'[honcho]\nurl = "{url}"\nworkspace = "box"\n', encoding="utf-8")
+    config = load(home.config)
+    assert config.honcho is not None
+    assert config.honcho.url == url.rstrip("/")
+
+
+def test_sync_with_a_token_in_the_honcho_url_keeps_it_nowhere(home: Home) -> None:
+    write_log(home, "s1", turn("where is the walrus", "on the ice"))
+    assert memoryd("recall", "walrus", home=home).returncode == 0  # the index and recall log
+    with socket.socket() as closed:
+        # Bound, never listening: Honcho is unreachable, and the sync backs off its URL.
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        url = f"http://{TOKEN}@127.0.0.1:{port}/?k={TOKEN}"
+        home.config.write_text(
+            f'[honcho]\nurl = "{url}"\nworkspace = "box"\nwait_ms = 200\n', encoding="utf-8"
+        )
+        done = memoryd("sync", "--deadline", "1", "--timeout", "0.2", home=home)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert TOKEN not in done.stdout + done.stderr
+    nowhere(home, TOKEN)
+
+
+def nowhere(home: Home, *markers: str) -> None:
+    """No byte of any file memoryd wrote in the home holds a marker (memoryd.toml and the
+    session logs are the owner's and the loop's)."""
+    looked = 0
+    for path in home.root.rglob("*"):
+        if path.is_file() and path != home.config and not path.is_relative_to(home.sessions):
+            looked += 1
+            data = path.read_bytes()
+            for marker in markers:
+                assert marker.encode() not in data, (path, marker)
+    assert looked >= 2
