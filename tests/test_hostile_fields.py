@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from logs import turn, write_log
 from memoryd.config import load
-from memoryd.errors import ConfigError
+from memoryd.errors import ConfigError, MemorydError
 from memoryd.home import Home
 from memoryd.honcho.recalled import Kind, Result, Source, origin
 from memoryd.index import Index
@@ -22,6 +22,7 @@ from memoryd.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.recall import recall
 from memoryd.serve.app import create_app
+from memoryd.serve.bounds import bounds
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 from test_cli import memoryd
@@ -156,3 +157,34 @@ def nowhere(home: Home, *markers: str) -> None:
             for marker in markers:
                 assert marker.encode() not in data, (path, marker)
     assert looked >= 2
+
+
+# The environment.
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MEMORYD_MAX_CONNECTIONS", "inf"),
+        ("MEMORYD_MAX_CONNECTIONS", "nan"),
+        ("MEMORYD_MAX_CONNECTIONS", "1e400"),
+        ("MEMORYD_MAX_CONNECTIONS", "0.5"),
+        ("MEMORYD_REQUEST_TIMEOUT", "nan"),
+        ("MEMORYD_REQUEST_TIMEOUT", "inf"),
+        ("MEMORYD_REQUEST_TIMEOUT", "-1"),
+        ("MEMORYD_REQUEST_TIMEOUT", TOKEN),
+    ],
+)
+def test_a_bound_from_the_environment_that_is_no_bound_is_refused_unechoed(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(MemorydError, match=f"\\${name} is not a") as refused:
+        bounds()
+    assert value not in str(refused.value)
+
+
+def test_a_bound_from_the_environment_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORYD_MAX_CONNECTIONS", " 8 ")
+    monkeypatch.setenv("MEMORYD_REQUEST_TIMEOUT", "1.5")
+    assert bounds() == (1.5, 8)

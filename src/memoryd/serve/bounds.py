@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
@@ -70,7 +71,7 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
 
 
-def _setting(name: str, default: float) -> float:
+def _setting(name: str, default: float, whole: bool = False) -> float:
     given = os.environ.get(name, "").strip()
     if not given:
         return default
@@ -78,8 +79,11 @@ def _setting(name: str, default: float) -> float:
         value = float(given)
     except ValueError:
         value = 0.0
-    if value <= 0:
-        raise MemorydError(f"${name} is {given!r}: give a positive number, or unset it")
+    # NaN, inf or 0.5 connections would turn a bound off, or make it refuse every connection.
+    # The value is not quoted: a key pasted into the wrong variable must not be echoed.
+    if not (math.isfinite(value) and value > 0) or (whole and not value.is_integer()):
+        wanted = "a whole number, 1 or more" if whole else "a positive number"
+        raise MemorydError(f"${name} is not {wanted}: give one, or unset it")
     return value
 
 
@@ -181,7 +185,7 @@ def bounded(timeout: float, limit: int) -> type[BoundedH11]:
 def bounds() -> tuple[float, int]:
     """The request timeout and the connection limit: the environment's, else the defaults."""
     timeout = _setting("MEMORYD_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
-    return timeout, int(_setting("MEMORYD_MAX_CONNECTIONS", MAX_CONNECTIONS))
+    return timeout, int(_setting("MEMORYD_MAX_CONNECTIONS", MAX_CONNECTIONS, whole=True))
 
 
 def http_server(app: Any, timeout: float, limit: int) -> uvicorn.Server:
