@@ -233,7 +233,7 @@ def ask(conversation: Conversation, root: Path) -> tuple[list[Asked], Coverage]:
     keys = write_logs(home.sessions, conversation)
     service = Service.open(home)
     try:
-        index = service.index
+        index = service.indexes.index
         texts = items(index)
         stemmed = Stemmed(texts)
         recalls = RecallLog(home.recalls)

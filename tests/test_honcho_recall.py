@@ -232,8 +232,8 @@ def test_the_daemon_asks_honcho_outside_any_lock(home: Home, fake: FakeHoncho) -
         asking.start()
         time.sleep(0.3)
         began = time.monotonic()
-        assert service.writer.acquire(timeout=0.5)
-        service.writer.release()
+        assert service.indexes.writer.acquire(timeout=0.5)
+        service.indexes.writer.release()
         service.catch_up()
         assert time.monotonic() - began < 0.5
         assert asking.is_alive()

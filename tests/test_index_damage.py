@@ -144,7 +144,7 @@ def test_the_daemon_rebuilds_a_damaged_index_at_start_and_logs_it(
     DAMAGES["random bytes"](home.index)
     service = Service.open(home)
     try:
-        assert service.index.count() == 60
+        assert service.indexes.index.count() == 60
     finally:
         service.close()
     assert any("is damaged" in r.getMessage() for r in caplog.records)

@@ -27,6 +27,7 @@ from logs import turn, write_log
 from memoryd import reindex as reindex_module
 from memoryd.errors import IndexFullError, IndexStoreError, JournalFullError, NoSpaceError
 from memoryd.home import Home
+from memoryd.serve import indexes as indexes_module
 from memoryd.serve import service as service_module
 from memoryd.serve.app import create_app, status_of
 from memoryd.serve.guard import Guard
@@ -217,13 +218,13 @@ def go(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """The daemon's reindex held until the event is set: the test sees the readers refused
     while the index is rebuilt."""
     event = threading.Event()
-    real = service_module.reindex
+    real = indexes_module.reindex
 
     def held(*args: Any, **kwargs: Any) -> Any:
         assert event.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "reindex", held)
+    monkeypatch.setattr(indexes_module, "reindex", held)
     yield event
     event.set()
 
@@ -259,7 +260,7 @@ def test_a_damaged_index_is_rebuilt_while_serving_and_every_thread_reads_the_new
         message = str(refused.value)
         assert "is damaged" in message and "rebuilding it" in message
         assert "in the background" in message and "delete" not in message
-        assert service.progress.running
+        assert service.indexes.progress.running
         for answer in (api.post("/v1/recall", json={"query": "harbour250"}), api.get("/v1/status")):
             assert error_of(answer) == (503, "unavailable")
             assert "rebuilding it" in answer.json()["error"]["message"]
@@ -267,8 +268,8 @@ def test_a_damaged_index_is_rebuilt_while_serving_and_every_thread_reads_the_new
         appended = api.post(RECORDS.format("s2"), json={"records": turn("heron", "ok")})
         assert appended.json() == {"appended": 2}
         go.set()
-        assert until(lambda: not service.progress.running)
-        assert service.progress.error is None
+        assert until(lambda: not service.indexes.progress.running)
+        assert service.indexes.progress.error is None
         assert api.get("/v1/status").json()["items"] == 602
         assert "boat 250 sails" in api.post("/v1/recall", json={"query": "harbour250"}).text
         # A turn appended after the rebuild, read from every thread: none reads the old file.
@@ -309,8 +310,8 @@ def test_a_thread_that_sets_a_damaged_file_aside_makes_the_others_open_the_new_o
         with pytest.raises(IndexStoreError, match="rebuilding it"):
             found(service, pool, "heron")
     go.set()
-    assert until(lambda: not service.progress.running)
-    assert service.progress.error is None
+    assert until(lambda: not service.indexes.progress.running)
+    assert service.indexes.progress.error is None
     service.append("s2", turn("kingfisher", "ok"))
     for pool in threads:
         assert "kingfisher" in found(service, pool, "kingfisher")

@@ -356,7 +356,7 @@ def test_the_daemon_reads_trust_from_its_index_and_the_log_while_it_is_rebuilt(
     try:
         write_log(home, "s", [{"type": "session", "class": "public"}, *turn("a", "b")])
         public = service.block("s")
-        state = service.index.log_state("s")
+        state = service.indexes.index.log_state("s")
         assert (
             state is not None and state.offset == (home.sessions / "s" / "0.jsonl").stat().st_size
         )
@@ -364,10 +364,10 @@ def test_the_daemon_reads_trust_from_its_index_and_the_log_while_it_is_rebuilt(
         with pytest.raises(MemoryEditError, match="untrusted"):
             service.edit(Op.ADD, "notes.md", "The shed holds boxes.", "", "s")
         # While a damaged index is rebuilt, the index is not read: the log is.
-        service._damage = "the index is damaged: rebuilt"
+        service.indexes.damage = "the index is damaged: rebuilt"
         assert service.block("s") == public
         with pytest.raises(MemoryEditError, match="untrusted"):
             service.edit(Op.ADD, "notes.md", "The shed holds boxes.", "", "s")
     finally:
-        service._damage = None
+        service.indexes.damage = None
         service.close()

@@ -233,7 +233,7 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
     @app.post("/v1/reindex", status_code=202)
     def reindex() -> dict[str, Any]:
         """Start rebuilding the index in the background; status shows its progress."""
-        return {"started": service.start_reindex()}
+        return {"started": service.indexes.start_reindex()}
 
     @app.post("/v1/window")
     def open_window() -> Any:
