@@ -2,21 +2,23 @@
 
 Errors are one line on stderr: exit status 1 for a refused request, 2 for a usage error, 75
 (EX_TEMPFAIL) when the disk is full (nothing was written: free space and run it again).
+
+A command imports what only it runs when it runs (`LAZY`, and imports inside a command), so
+`memoryd recall` and `memoryd block` load neither the other commands nor a server stack.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
 
 from memoryd import config as config_file
-from memoryd.connect import commands as connect_commands
-from memoryd.connect.damage import damage_lines
 from memoryd.errors import (
     NO_SPACE,
     IndexDamagedError,
@@ -24,11 +26,7 @@ from memoryd.errors import (
     NoSpaceError,
     disk_problem,
 )
-from memoryd.forget.commands import forget_command, forgotten_line
-from memoryd.forget.run import exclusive
 from memoryd.home import Home, resolve
-from memoryd.honcho import commands as honcho_commands
-from memoryd.honcho import run as honcho_run
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session, nothing_new
 from memoryd.memory import commands as memory_commands
@@ -37,8 +35,6 @@ from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
 from memoryd.serve.client import serves
-from memoryd.status import summary
-from memoryd.window.command import window_command
 
 T = TypeVar("T")
 
@@ -79,6 +75,8 @@ def _indexed(
         return _answered(home, names, answer, check, served, session)
     except IndexDamagedError as e:
         _warn(e.rebuilding)
+    from memoryd.forget.run import exclusive
+
     journal = memory_commands.recovered(home).journal
     with exclusive(home, needed=False):  # a forget removes a reindex's leftovers
         reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
@@ -105,7 +103,37 @@ def _answered(
         return answer(home, index)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Lazy(click.Group):
+    """A group whose commands named in `lazy` (name: "module:attribute") are imported only when
+    one is run, or when `--help` lists them all."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, the lazy ones' included."""
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command named `cmd_name`, its module imported first when it is a lazy one."""
+        if cmd_name not in self.lazy:
+            return super().get_command(ctx, cmd_name)
+        module, _, attribute = self.lazy[cmd_name].partition(":")
+        found: click.Command = getattr(importlib.import_module(module), attribute)
+        return found
+
+
+LAZY = {
+    "connect": "memoryd.connect.commands:connect_group",
+    "forget": "memoryd.forget.commands:forget_command",
+    "sync": "memoryd.honcho.commands:sync_command",
+    "window": "memoryd.window.command:window_command",
+}
+"""The commands whose modules no other command needs, each imported when it runs."""
+
+
+@click.group(cls=Lazy, lazy=LAZY, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memoryd")
 @click.option(
     "--home",
@@ -152,6 +180,8 @@ def recall_command(
 @home_option
 def reindex_command(home_dir: str | None) -> None:
     """Rebuild the index from the session logs and the journal, and swap it in."""
+    from memoryd.forget.run import exclusive
+
     home = resolve(home_dir).require()
     names = _names(home)
     journal = memory_commands.recovered(home).journal
@@ -193,6 +223,10 @@ def reindex_command(home_dir: str | None) -> None:
 def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     """Show sessions, turns, items, the index's size, damaged logs and the Honcho sync. The
     index's pages are checked first (`PRAGMA quick_check`); a damaged index is rebuilt."""
+    from memoryd.connect.damage import damage_lines
+    from memoryd.forget.commands import forgotten_line
+    from memoryd.honcho import run as honcho_run
+    from memoryd.status import summary
 
     def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
         return home, index.log_states(), index.count()
@@ -281,12 +315,8 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
 
 
 cli.add_command(memory_commands.memory_group)
-cli.add_command(forget_command)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
-cli.add_command(honcho_commands.sync_command)
-cli.add_command(window_command)
-cli.add_command(connect_commands.connect_group)
 
 
 def main() -> None:

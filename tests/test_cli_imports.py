@@ -1,0 +1,113 @@
+"""What a command imports: its own modules, not the other commands' nor a server stack it does
+not run, while `memoryd --help` still lists every command (issue 12: the CLI's start)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from logs import turn, write_log
+from memoryd.cli import cli
+from memoryd.home import Home
+
+COMMANDS = [
+    "block",
+    "check",
+    "connect",
+    "forget",
+    "mcp",
+    "memory",
+    "recall",
+    "reindex",
+    "serve",
+    "status",
+    "sync",
+    "window",
+]
+
+SERVER_STACK = {
+    "anyio",
+    "fastapi",
+    "httpx",
+    "httpx2",
+    "mcp",
+    "mcp_types",
+    "pydantic",
+    "starlette",
+    "uvicorn",
+}
+"""Third-party packages a command run on the home itself, without a daemon, never needs."""
+
+OTHER_COMMANDS = {
+    "memoryd.connect.commands",
+    "memoryd.forget.commands",
+    "memoryd.honcho.commands",
+    "memoryd.window.command",
+}
+"""The modules of commands `recall`, `block`, `memory` and `mcp` do not run."""
+
+
+def loaded(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+    """The modules in `sys.modules` when `memoryd ARGS` ends, and what it printed."""
+    out = tmp_path / "modules.json"
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(out)!r}, 'w').write(json.dumps(list(sys.modules))))\n"
+        "from memoryd.cli import main\n"
+        "sys.argv = ['memoryd', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(out.read_text())), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "module"),
+    [
+        (("recall", "boat"), "memoryd.recall"),
+        (("recall", "boat", "--session", "s1"), "memoryd.recall"),
+        (("block",), "memoryd.memory.block"),
+        (("memory", "show", "notes.md"), "memoryd.memory.files"),
+    ],
+)
+def test_a_command_on_the_home_loads_no_server_stack_and_no_other_command(
+    home: Home, tmp_path: Path, args: tuple[str, ...], module: str
+) -> None:
+    write_log(home, "s1", turn("where is the boat", "in the harbour"))
+    modules, said = loaded(tmp_path, *args)
+    assert module in modules  # the command ran, and what it loaded was seen
+    assert said.strip(), args
+    assert {m.split(".")[0] for m in modules} & SERVER_STACK == set(), args
+    assert modules & OTHER_COMMANDS == set(), args
+
+
+def test_the_stdio_mcp_server_loads_no_other_command() -> None:
+    code = (
+        "import sys, memoryd.cli, memoryd.serve.mcp; "
+        f"print(sorted(m for m in {sorted(OTHER_COMMANDS)!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
+
+
+def test_help_lists_every_command_and_each_is_found_by_its_own_name() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "--help"], capture_output=True, text=True, check=True
+    )
+    listed = done.stdout.split("\nCommands:\n", 1)[1]
+    assert re.findall(r"^  (\S+)  ", listed, re.MULTILINE) == COMMANDS
+    context = click.Context(cli)
+    assert cli.list_commands(context) == COMMANDS
+    for name in COMMANDS:
+        command = cli.get_command(context, name)
+        assert command is not None and command.name == name, name
+    assert cli.get_command(context, "frobnicate") is None
