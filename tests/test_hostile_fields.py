@@ -188,3 +188,24 @@ def test_a_bound_from_the_environment_is_taken(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("MEMORYD_MAX_CONNECTIONS", " 8 ")
     monkeypatch.setenv("MEMORYD_REQUEST_TIMEOUT", "1.5")
     assert bounds() == (1.5, 8)
+
+
+# Command-line arguments.
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("recall", "walrus", "-k", KEY.value),
+        ("memory", "undo", KEY.value),
+        ("sync", "--deadline", KEY.value),
+        (KEY.value,),
+        ("status", "extra\x1b]0;owned\x07"),
+    ],
+)
+def test_a_usage_error_echoes_no_key_and_no_control(home: Home, args: tuple[str, ...]) -> None:
+    done = memoryd(*args, home=home)
+    assert done.returncode == 2, done.stderr
+    assert "Error: " in done.stderr
+    assert KEY.marker not in done.stderr
+    assert not any(c in done.stderr for c in "\x1b\x07"), done.stderr

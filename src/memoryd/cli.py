@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.errors import (
     NO_SPACE,
@@ -327,6 +328,9 @@ def main() -> None:
         click.echo("memoryd: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as e:
+        # click quotes what it refused (a key typed as `-k`, an escape in an unknown option):
+        # shown as one line without controls, its secrets removed.
+        e.message = boundary.name(e.message, 1000)
         e.show()
         sys.exit(e.exit_code)
     except MemorydError as e:
