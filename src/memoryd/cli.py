@@ -330,8 +330,11 @@ def main() -> None:
     except click.ClickException as e:
         # click quotes what it refused (a key typed as `-k`, an escape in an unknown option):
         # shown as one line without controls, its secrets removed.
-        e.message = boundary.name(e.message, 1000)
-        e.show()
+        shown = boundary.name(e.format_message(), 1000)
+        if isinstance(e, click.UsageError):
+            click.UsageError(shown, e.ctx).show()
+        else:
+            click.ClickException(shown).show()
         sys.exit(e.exit_code)
     except MemorydError as e:
         click.echo(f"memoryd: {e}", err=True)
