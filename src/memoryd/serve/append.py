@@ -36,7 +36,13 @@ def append_lines(sessions: Path, session: str, lines: list[Line]) -> None:
     epoch = logs[-1][0] if logs else 0
     started = bool(logs)
     batches: dict[int, list[bytes]] = {}
-    for data, kind in lines:
+    for n, (data, kind) in enumerate(lines, start=1):
+        if kind is Kind.SESSION and started:
+            # The reader takes it for damage anywhere else, and taints the session from there.
+            raise RecordError(
+                f"record {n}: a session record is the first line of a session's log or nowhere: "
+                "send it first, in the session's first batch"
+            )
         if kind is Kind.COMPACTION and started:
             epoch += 1
         batches.setdefault(epoch, []).append(data)
