@@ -24,8 +24,8 @@ from logs import turn, write_log
 from mcp_listener import SERVING, START, Listener
 from memoryd.errors import MemorydError
 from memoryd.home import Home
+from memoryd.serve.hosts import names_listener, origin_names_listener
 from memoryd.serve.listen import parse_listen
-from memoryd.serve.mcp_http import names_listener, origin_names_listener
 from test_serve_slow import TIMEOUT, _trickle
 
 KEY = "glpat-" + "Abcdefghij0123456789xyz"

@@ -12,7 +12,7 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve.service import Service
 from memoryd.window.app import build
-from memoryd.window.guard import WindowGuard, hosts_of
+from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
 
 
@@ -20,7 +20,7 @@ def test_a_damaged_index_is_said_and_rebuilt_then_read_again(home: Home) -> None
     write_log(home, "s1", [r for n in range(300) for r in turn(f"boat {n} harbour{n}", "ok")])
     service = Service.open(home)
     keys = Keys()
-    app = WindowGuard(build(service, keys), keys, hosts_of("127.0.0.1", 8000), 8000)
+    app = WindowGuard(build(service, keys), keys, "127.0.0.1", 8000)
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
         assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
         assert "boat 250 harbour250" in client.get("/?q=harbour250").text

@@ -16,7 +16,7 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve.service import Service
 from memoryd.window.app import build
-from memoryd.window.guard import WindowGuard, hosts_of
+from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
 from window_home import SECRET, csrf, every_file, forms
 
@@ -25,7 +25,7 @@ from window_home import SECRET, csrf, every_file, forms
 def window(home: Home) -> Iterator[TestClient]:
     write_log(home, "s1", turn("the boat is in the harbour", "noted"))
     keys = Keys()
-    app = WindowGuard(build(Service.open(home), keys), keys, hosts_of("127.0.0.1", 8000), 8000)
+    app = WindowGuard(build(Service.open(home), keys), keys, "127.0.0.1", 8000)
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
         assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
         yield client

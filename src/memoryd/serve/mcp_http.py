@@ -8,8 +8,8 @@ prompt) over MCP's Streamable HTTP transport, at `http://HOST:PORT/mcp`, with th
   Nothing a client sends (a header, a query string, an MCP session id, a tool argument) names
   another; the SDK runs stateless, so an `Mcp-Session-Id` header is not even looked up.
 - DNS rebinding: a request whose `Host` (or `Origin`, when sent) does not name this listener is
-  refused. A domain name other than `localhost` never does: it is what a rebinding attack
-  points at this machine.
+  refused (`hosts`). A domain name other than `localhost` never does: it is what a rebinding
+  attack points at this machine.
 - Slow clients and connections are bounded as the daemon's are (`bounds.http_server`).
 
 The daemon's HTTP stack (uvicorn, through `bounds`) is imported here only, never by the stdio
@@ -19,10 +19,8 @@ server, whose start every MCP client session waits for.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
-from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
@@ -31,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memoryd.home import Home
 from memoryd.serve.bounds import bounds, http_server, stop_on_sigterm
 from memoryd.serve.guard import Guard
+from memoryd.serve.hosts import names_listener, origin_names_listener
 from memoryd.serve.listen import bind_tcp, parse_listen
 from memoryd.serve.mcp import backend, build
 from memoryd.serve.token import token, token_path
@@ -38,56 +37,7 @@ from memoryd.serve.token import token, token_path
 PATH = "/mcp"
 """Where the MCP endpoint is served."""
 
-WILDCARDS = frozenset({"0.0.0.0", "::"})
-"""The addresses that listen on every address of the machine."""
-
 log = logging.getLogger("memoryd.mcp")
-
-
-def names_listener(authority: str, host: str, port: int) -> bool:
-    """Whether `authority` (a Host header: `name[:port]`) names the listener on `host:port`: its
-    address, or `localhost` when it is loopback; any IP address when it listens on all of them.
-    Names other than `localhost` are refused: DNS rebinding points a name at this machine."""
-    if not authority or any(c in authority for c in "/?#@\\ \t"):
-        return False
-    try:
-        parts = urlsplit("//" + authority)
-        given_port = parts.port if parts.port is not None else 80
-    except ValueError:
-        return False
-    name = parts.hostname or ""
-    listening = host.lower()
-    if given_port != port:
-        return False
-    if name == "localhost":
-        return listening == "localhost" or _loopback(listening)
-    try:
-        given = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if listening in WILDCARDS:
-        return True
-    if listening == "localhost":
-        return given.is_loopback
-    return given == ipaddress.ip_address(listening)
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def origin_names_listener(origin: str, host: str, port: int) -> bool:
-    """Whether a browser's `Origin` header is this listener's own page."""
-    try:
-        parts = urlsplit(origin)
-    except ValueError:
-        return False
-    if parts.scheme != "http" or not parts.netloc or parts.path or "@" in parts.netloc:
-        return False
-    return names_listener(parts.netloc, host, port)
 
 
 class HostCheck:

@@ -2,11 +2,11 @@
 answer carries.
 
 A request is refused unless its `Host` is the listener's own (a page of another site whose name
-was made to resolve to 127.0.0.1, DNS rebinding, sends its own name), unless its `Origin`, when
-sent, is the listener's, and unless the browser calls it same-origin or a navigation the user
-made (`Sec-Fetch-Site`). Past `/open` and the assets, it must carry the cookie of an open
-session; the pages check each form's CSRF token against it. Every answer forbids inline script,
-framing, caching and referrers to other sites (`HEADERS`).
+was made to resolve to 127.0.0.1, DNS rebinding, sends its own name: `serve.hosts`), unless its
+`Origin`, when sent, is the listener's, and unless the browser calls it same-origin or a
+navigation the user made (`Sec-Fetch-Site`). Past `/open` and the assets, it must carry the
+cookie of an open session; the pages check each form's CSRF token against it. Every answer
+forbids inline script, framing, caching and referrers to other sites (`HEADERS`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memoryd.serve.hosts import names_listener, origin_names_listener
 from memoryd.window.keys import Keys
 
 log = logging.getLogger("memoryd.window")
@@ -58,12 +59,6 @@ def cookie_name(port: int) -> str:
     return f"memoryd_window_{port}"
 
 
-def hosts_of(host: str, port: int) -> frozenset[str]:
-    """The `Host` values a browser sends to a listener on `host:port`."""
-    names = {host, "localhost"} if host in ("127.0.0.1", "::1", "localhost") else {host}
-    return frozenset(f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names)
-
-
 def cookie_of(headers: Iterable[tuple[bytes, bytes]], name: str) -> str | None:
     """The value of the cookie `name` in the request's `Cookie` headers."""
     for key, value in headers:
@@ -81,11 +76,11 @@ class WindowGuard:
     the security headers added to every answer. The session's CSRF token is put in the
     request's state for the pages (`scope["state"]["csrf"]`)."""
 
-    def __init__(self, app: ASGIApp, keys: Keys, hosts: frozenset[str], port: int) -> None:
+    def __init__(self, app: ASGIApp, keys: Keys, host: str, port: int) -> None:
         self.app = app
         self.keys = keys
-        self.hosts = hosts
-        self.origins = frozenset(f"http://{h}".encode() for h in hosts)
+        self.host = host
+        self.port = port
         self.cookie = cookie_name(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -101,7 +96,7 @@ class WindowGuard:
 
         headers = dict(scope.get("headers", []))
         host = headers.get(b"host", b"").decode("latin-1")
-        if host not in self.hosts:
+        if not names_listener(host, self.host, self.port):
             # The name is not echoed: it is whatever the other site chose.
             log.warning("window: refused a request for another host (DNS rebinding?)")
             await _refuse(
@@ -117,7 +112,9 @@ class WindowGuard:
             await self.app(scope, receive, headed)
             return
         origin = headers.get(b"origin")
-        if origin is not None and origin not in self.origins:
+        if origin is not None and not origin_names_listener(
+            origin.decode("latin-1"), self.host, self.port
+        ):
             await _refuse(headed, 403, "A page of another site may not call memoryd's window.")
             return
         site = headers.get(b"sec-fetch-site")

@@ -24,7 +24,7 @@ from memoryd.serve.listen import bind_tcp
 from memoryd.serve.service import Service
 from memoryd.window import opener
 from memoryd.window.app import build
-from memoryd.window.guard import OPEN, WindowGuard, hosts_of
+from memoryd.window.guard import OPEN, WindowGuard
 from memoryd.window.keys import Keys
 
 LOOPBACK = "127.0.0.1"
@@ -84,7 +84,7 @@ class Window:
     def app(self, host: str, port: int) -> ASGIApp:
         """The window's pages, guarded, for a listener on `host:port`."""
         pages = Guard(build(self.service, self.keys))
-        return WindowGuard(pages, self.keys, hosts_of(host, port), port)
+        return WindowGuard(pages, self.keys, host, port)
 
     def link(self) -> dict[str, str]:
         """A one-time link to the window (`url`), its listener started when it has none yet,
