@@ -200,6 +200,28 @@ def test_a_404_on_one_call_leaves_the_sources_other_results(
     assert [f.text for f in found.found[0]] == ["dark roast coffee at dawn"]
 
 
+def test_a_honcho_without_embeddings_still_gives_its_messages(
+    fake: FakeHoncho, honcho: Honcho
+) -> None:
+    # Its conclusion queries answer 422 (recorded: phaseA 36_conclusions_query).
+    fake.embeddings = False
+    lines: list[str] = []
+    found = asked(search(honcho, SOURCES[:1], "kyle", "coffee", 5, WAIT, lines.append))
+    assert (found.missing, lines) == ([], [])
+    assert [f.text for f in found.found[0]] == ["dark roast coffee at dawn"]
+
+
+def test_results_honcho_fills_its_limit_with_are_dropped_unless_they_share_a_word(
+    fake: FakeHoncho, honcho: Honcho
+) -> None:
+    # With embeddings on, search has no cutoff (recorded: phaseB 23_search_no_match).
+    fake.semantic = True
+    fake.seed_message("fleet", "s4", "rift", "zebra stripes")
+    found = asked(search(honcho, SOURCES[2:], "kyle", "coffee", 5, WAIT, [].append))
+    assert len([r for r in fake.requests if r.path.endswith("/search")]) == 1
+    assert [f.text for f in found.found[0]] == ["coffee machine is fixed"]
+
+
 def test_a_query_holding_a_secret_sends_no_request_at_all(fake: FakeHoncho, honcho: Honcho) -> None:
     key = "sk-" + "ant-" + "a1b2c3d4e5f6a7b8c9d0e1f2"
     found = search(honcho, SOURCES, "kyle", f"coffee {key}", 5, WAIT, [].append)

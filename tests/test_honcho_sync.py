@@ -314,6 +314,40 @@ def test_a_conclusion_is_written_for_an_added_note_and_owner_entry(
     assert again.state.counts(time.time()).conclusions_sent == 4
 
 
+def test_a_conclusion_about_a_peer_first_named_later_makes_that_peer_first(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    # Honcho answers 404 to a conclusion whose peer does not exist (recorded: phaseA
+    # 35_conclusions_create_unknown_peer), and no message of kyle's made that peer here.
+    memory = memory_of(home)
+    add(memory, "I build boxes in the blue shed.")
+    worker = make()
+    assert worker.run_until(time.time() + 10)
+    add(memory, "Kyle prefers green tea.", file="owner.md")
+    assert worker.run_until(time.time() + 10)
+    assert [c["observer_id"] for c in fake.conclusions(WS)] == ["boxmaker", "kyle"]
+    assert worker.state.counts(time.time()).conclusions_sent == 2
+
+
+def test_a_turn_longer_than_honcho_keeps_is_cut_and_its_batch_still_lands(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    # Honcho refuses a message of 25 001 characters, and with it the whole batch (recorded:
+    # phaseE 09_message_content_over_25000_422).
+    long = "word " * 6000
+    write_log(home, "s1", turn("short", "r1") + turn(long, "r2"))
+    assert make().run_until(time.time() + 10)
+    assert [len(m["content"]) for m in fake.messages(WS, "s1")] == [5, 2, 25_000, 2]
+
+
+def test_a_leap_second_goes_as_a_time_honcho_reads(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    write_log(home, "s1", turn("late", "night", at="2026-12-31T23:59:60Z"))
+    assert make().run_until(time.time() + 10)
+    assert [m["created_at"] for m in fake.messages(WS, "s1")] == ["2026-12-31T23:59:59Z"] * 2
+
+
 def test_an_entry_holding_a_secret_or_of_a_secret_file_makes_no_conclusion() -> None:
     def line(n: int, file: str, entry: str, data_class: DataClass = DataClass.PRIVATE) -> Line:
         return Line(

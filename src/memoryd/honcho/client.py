@@ -19,9 +19,22 @@ from typing import Any
 import httpx
 
 from memoryd.errors import HonchoError
+from memoryd.text import parse_time
 
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
 PAGE_SIZE = 100  # the largest page Honcho lists
+MAX_CONTENT = 25_000  # characters of one message (Honcho refuses 25 001 with a 422)
+
+
+def honcho_time(at: str) -> str | None:
+    """An RFC 3339 time as Honcho gives its own back (`2026-09-28T23:19:00.000000Z`), a form
+    its validator always takes; None when `at` is no time. Python reads forms Honcho refuses
+    (`:60`, `20260928T231900Z`, a leading space), and one refused time fails its whole batch."""
+    try:
+        # isoformat, not strftime: %Y writes the year 999 as "999", which is no time.
+        return parse_time(at).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -34,12 +47,15 @@ class MessageIn:
     created_at: str | None = None
 
     def body(self) -> dict[str, Any]:
-        """The JSON Honcho's `MessageCreate` expects."""
-        out: dict[str, Any] = {"peer_id": self.peer, "content": self.content}
+        """The JSON Honcho's `MessageCreate` expects: the text cut to the longest Honcho
+        keeps, the time in Honcho's own form (left out, so Honcho's clock gives it, when it
+        is no time), so that one message never makes Honcho refuse its whole batch."""
+        out: dict[str, Any] = {"peer_id": self.peer, "content": self.content[:MAX_CONTENT]}
         if self.metadata:
             out["metadata"] = self.metadata
-        if self.created_at is not None:
-            out["created_at"] = self.created_at
+        created_at = None if self.created_at is None else honcho_time(self.created_at)
+        if created_at is not None:
+            out["created_at"] = created_at
         return out
 
 
@@ -57,12 +73,13 @@ class Message:
     @classmethod
     def of(cls, raw: Any) -> Message:
         """The message in one JSON object of Honcho's answer."""
+        metadata = raw.get("metadata")
         return cls(
             id=str(raw.get("id", "")),
             content=str(raw.get("content", "")),
             peer=str(raw.get("peer_id", "")),
             session=str(raw.get("session_id", "")),
-            metadata=raw.get("metadata") or {},
+            metadata=metadata if isinstance(metadata, dict) else {},
             created_at=str(raw.get("created_at", "")),
         )
 
@@ -219,9 +236,9 @@ class Honcho:
         page = 1
         while True:
             answer = self._call("POST", f"{path}?page={page}&size={PAGE_SIZE}", body, timeout)
-            if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
+            if not isinstance(answer, dict):
                 raise HonchoError("server", 200)
-            found.extend(answer["items"])
+            found.extend(self._list(answer.get("items")))
             pages = answer.get("pages")
             if not isinstance(pages, int) or page >= pages:
                 return found
@@ -290,8 +307,9 @@ class Honcho:
         raise HonchoError(_kind(status), status)
 
     @staticmethod
-    def _list(answer: Any) -> list[Any]:
-        if not isinstance(answer, list):
+    def _list(answer: Any) -> list[dict[str, Any]]:
+        """A list of JSON objects, as Honcho answers; anything else is a server fault."""
+        if not isinstance(answer, list) or not all(isinstance(raw, dict) for raw in answer):
             raise HonchoError("server", 200)
         return answer
 

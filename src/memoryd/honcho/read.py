@@ -75,7 +75,8 @@ class Asking:
 
 def ask(honcho: Honcho, source: Source, asking: Asking, timeout: float) -> list[Item]:
     """One source's calls, in order, and its kept items. What a missing workspace (404) is
-    asked has no results: a source is not unavailable for not existing yet."""
+    asked has no results: a source is not unavailable for not existing yet; nor is it for a
+    conclusion query refused (422, a Honcho without its embedding provider)."""
     messages = [
         Result(Kind.MESSAGE, m.id, m.content, m.peer, m.created_at)
         for m in _found(
@@ -93,7 +94,8 @@ def ask(honcho: Honcho, source: Source, asking: Asking, timeout: float) -> list[
                 observed=peer,
                 top_k=asking.k,
                 timeout=timeout,
-            )
+            ),
+            NO_CONCLUSIONS,
         )
         return [Result(Kind.CONCLUSION, c.id, c.content, c.observed, c.created_at) for c in found]
 
@@ -103,12 +105,20 @@ def ask(honcho: Honcho, source: Source, asking: Asking, timeout: float) -> list[
     return items(source, asking.query, messages, agent, conclusions(asking.owner))
 
 
-def _found(call: Callable[[], list[T]]) -> list[T]:
-    """A call's results; none when Honcho answers 404 (the other errors are raised)."""
+NO_RESULTS = frozenset({"missing"})
+"""The failures that are an answer of no results: a workspace that does not exist (404)."""
+
+NO_CONCLUSIONS = NO_RESULTS | {"rejected"}
+"""And for a conclusion query, a refusal too: a Honcho without its embedding provider
+answers every one 422, and its messages are still worth showing."""
+
+
+def _found(call: Callable[[], list[T]], none: frozenset[str] = NO_RESULTS) -> list[T]:
+    """A call's results; none when it fails with a kind in `none` (the others are raised)."""
     try:
         return call()
     except HonchoError as e:
-        if e.kind == "missing":
+        if e.kind in none:
             return []
         raise
 

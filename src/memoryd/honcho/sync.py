@@ -36,6 +36,9 @@ from memoryd.memory.journal import read
 
 log = logging.getLogger("memoryd")
 
+PEER_KEYS = ("observer_id", "observed_id")
+"""The fields of a conclusion that name a peer."""
+
 
 @dataclass(frozen=True)
 class Target:
@@ -89,7 +92,8 @@ class Worker:
         self.timeout = timeout
         self.grace = timeout if grace is None else grace
         self.destination = honcho.url
-        self._ready: set[tuple[str, str]] = set()
+        self._ready: set[tuple[str, str]] = set()  # (workspace, session) made sure of
+        self._peers: set[tuple[str, str]] = set()  # (workspace, peer) made sure of
         self._settles: float | None = None
         self._offset = 0.0
 
@@ -246,11 +250,14 @@ class Worker:
 
     def _send_conclusions(self, items: list[Item]) -> int:
         workspace = items[0].workspace
-        if (workspace, "") not in self._ready:
+        # Honcho answers 404 to a conclusion whose peer does not exist yet (it never
+        # creates one there), so every peer a batch names is made sure of, once.
+        peers = {(workspace, str(i.body[key])) for i in items for key in PEER_KEYS}
+        if peers - self._peers:
             self.honcho.workspace(workspace, timeout=self.timeout)
-            for peer in sorted({str(item.body["observer_id"]) for item in items}):
+            for _, peer in sorted(peers - self._peers):
                 self.honcho.peer(workspace, peer, timeout=self.timeout)
-            self._ready.add((workspace, ""))
+            self._peers |= peers
         items = self._going_out(items)
         if not items:
             return 0
