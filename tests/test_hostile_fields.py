@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
 from memoryd.config import load
-from memoryd.errors import ConfigError, MemorydError
+from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
 from memoryd.home import Home
 from memoryd.honcho.recalled import Kind, Result, Source, origin
 from memoryd.index import Index
@@ -24,8 +24,10 @@ from memoryd.labels import DataClass
 from memoryd.recall import recall
 from memoryd.serve.app import create_app
 from memoryd.serve.bounds import bounds
+from memoryd.serve.client import Client
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
+from memoryd.serve.token import token
 from test_cli import memoryd
 from test_hostile import Secret
 
@@ -259,3 +261,30 @@ def test_a_session_record_after_the_first_line_is_refused_not_written(
     assert damaged == {}, damaged
     first = api.post("/v1/sessions/s2/records", json={"records": [public, user]})
     assert first.status_code == 200, first.text
+
+
+@pytest.mark.parametrize("value", ["t\u00f6k-of-the-owner", "tok\x1b[2J", "tok\u202eevil"])
+def test_a_token_no_header_can_carry_is_refused_not_a_traceback(
+    home: Home, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("MEMORYD_TOKEN", value)
+    with pytest.raises(HomeError, match="MEMORYD_TOKEN holds a character") as refused:
+        token(home)
+    assert value not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",
+        f"http://{TOKEN}@127.0.0.1:1",
+        f"http://127.0.0.1:1/?token={TOKEN}",
+        f"http://127.0.0.1:1/#{TOKEN}",
+        "ftp://127.0.0.1:1",
+        "127.0.0.1:1",
+    ],
+)
+def test_window_url_that_is_not_the_daemons_address_is_refused_unechoed(url: str) -> None:
+    with pytest.raises(DaemonError, match="the daemon's URL is http") as refused:
+        Client.tcp(url, "tok")
+    assert TOKEN not in str(refused.value)

@@ -52,8 +52,27 @@ class Client:
         """The daemon listening at `url` (`http://127.0.0.1:8765`), with its bearer token."""
         import httpx
 
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            parsed = None
+        # Not echoed, and nothing but the address: a user, query or fragment may hold a key.
+        if (
+            parsed is None
+            or parsed.scheme not in ("http", "https")
+            or not parsed.host
+            or parsed.userinfo
+            or parsed.query
+            or parsed.fragment
+        ):
+            raise DaemonError(
+                "the daemon's URL is http(s), a host and a port, nothing else, like "
+                "http://127.0.0.1:8765",
+                "bad_url",
+                0,
+            )
         headers = {"Authorization": f"Bearer {token}"}
-        return cls(httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT), url)
+        return cls(httpx.Client(base_url=parsed, headers=headers, timeout=TIMEOUT), str(parsed))
 
     def __enter__(self) -> Client:
         return self

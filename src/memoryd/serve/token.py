@@ -23,6 +23,12 @@ def token(home: Home) -> str:
     """The bearer token: `$MEMORYD_TOKEN`, else `<home>/token`, generated once (mode 0600)."""
     given = os.environ.get("MEMORYD_TOKEN", "").strip()
     if given:
+        # A header carries printable ASCII only: any other token no client could ever send.
+        if not (given.isascii() and given.isprintable()):
+            raise HomeError(
+                "$MEMORYD_TOKEN holds a character an HTTP header cannot carry (not printable "
+                "ASCII): set it to letters, digits and punctuation, or unset it"
+            )
         return given
     path = token_path(home)
     try:
