@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from honcho_workers import fake, make  # noqa: F401  (fixtures: the fake Honcho, workers to it)
 from memoryd.home import Home
 from memoryd.index import Index
 from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)

@@ -7,11 +7,10 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-
-import pytest
+from collections.abc import Sequence
 
 from honcho_fake import FakeHoncho
+from honcho_workers import FLEET, WS, Make
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.honcho import run
@@ -22,44 +21,7 @@ from memoryd.honcho.sync import Backoff, Target, Worker
 from test_honcho_sync import SlowToGiveUp
 from test_memory_support import add, memory_of
 
-WS = "box"
-FLEET = "fleet"
 SECRETISH = "zanzibarquokka"  # the forgotten text's distinctive word
-Make = Callable[..., Worker]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeHoncho]:
-    with FakeHoncho() as server:
-        yield server
-
-
-@pytest.fixture
-def make(home: Home, fake: FakeHoncho) -> Iterator[Make]:
-    """Workers on the home's sync state (a new one is a restart), closed at the end."""
-    opened: list[tuple[SyncState, Honcho]] = []
-
-    def worker(timeout: float = 2.0, grace: float | None = None) -> Worker:
-        state = SyncState(home.memory / "honcho.sqlite")
-        honcho = Honcho(fake.url, None)
-        opened.append((state, honcho))
-        memory = memory_of(home)
-        return Worker(
-            home.sessions,
-            state,
-            honcho,
-            Target(WS, "boxmaker", "kyle", FLEET),
-            journal=memory.journal,
-            files=memory.files,
-            backoff=Backoff(0.01, 0.05),
-            timeout=timeout,
-            grace=grace,
-        )
-
-    yield worker
-    for state, honcho in opened:
-        state.close()
-        honcho.close()
 
 
 def public_session(home: Home, session: str = "s1") -> None:
