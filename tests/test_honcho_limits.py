@@ -16,6 +16,8 @@ from pydantic import TypeAdapter
 from honcho_fake import FakeHoncho
 from memoryd.errors import HonchoError
 from memoryd.honcho.client import MAX_CONTENT, Honcho, MessageIn, honcho_time
+from memoryd.honcho.forget import content_hash, remove
+from memoryd.honcho.state import Item
 from memoryd.text import parse_time
 
 KEY = "hch-test-key-0123456789abcdef"
@@ -112,3 +114,23 @@ def test_an_answer_of_another_shape_is_a_server_fault_not_a_crash(
         with pytest.raises(HonchoError) as raised:
             call()
         assert (raised.value.kind, raised.value.status) == ("server", 200)
+
+
+def test_an_id_honcho_gives_back_stays_one_segment_of_the_path(
+    fake: FakeHoncho, honcho: Honcho
+) -> None:
+    # httpx resolves a `..` segment: deleting a conclusion `..` would delete the workspace.
+    text = "the shed is blue"
+    listed = [
+        {"id": cid, "content": text, "observer_id": "kyle", "observed_id": "kyle"}
+        for cid in ("..", "a/../b", "c?d")
+    ]
+    page = {"items": listed, "total": 3, "page": 1, "size": 100, "pages": 1}
+    fake.behave("ws", "fail", status=200, body=page, only="/conclusions/list", times=1)
+    peers = {"observer_id": "kyle", "observed_id": "kyle", "sha256": content_hash(text)}
+    remove(honcho, Item(1, "ws", "", "unconclude", "journal:1:1", peers, 0, False), 2.0)
+    assert [r.path for r in fake.requests if r.method == "DELETE"] == [
+        "/v3/workspaces/ws/conclusions/%2E%2E",
+        "/v3/workspaces/ws/conclusions/a%2F%2E%2E%2Fb",
+        "/v3/workspaces/ws/conclusions/c%3Fd",
+    ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -24,6 +25,13 @@ from memoryd.text import parse_time
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
 PAGE_SIZE = 100  # the largest page Honcho lists
 MAX_CONTENT = 25_000  # characters of one message (Honcho refuses 25 001 with a 422)
+
+
+def _path(*parts: str) -> str:
+    """A path under `/workspaces/`, each part one segment: an id Honcho gave back (a
+    conclusion's, to delete it) can never reach another path with a `/`, `?` or `..` (httpx
+    resolves a `..` segment: a conclusion `..` would delete its workspace)."""
+    return "/workspaces/" + "/".join(quote(part, safe="").replace(".", "%2E") for part in parts)
 
 
 def honcho_time(at: str) -> str | None:
@@ -162,7 +170,7 @@ class Honcho:
 
     def peer(self, workspace: str, peer: str, *, timeout: float | None = None) -> None:
         """Make sure the peer exists in the workspace."""
-        self._call("POST", f"/workspaces/{workspace}/peers", {"id": peer}, timeout)
+        self._call("POST", _path(workspace, "peers"), {"id": peer}, timeout)
 
     def session(
         self,
@@ -176,7 +184,7 @@ class Honcho:
         body: dict[str, Any] = {"id": session}
         if peers:
             body["peers"] = {peer: {} for peer in peers}
-        self._call("POST", f"/workspaces/{workspace}/sessions", body, timeout)
+        self._call("POST", _path(workspace, "sessions"), body, timeout)
 
     def add_messages(
         self,
@@ -190,7 +198,7 @@ class Honcho:
         if not 1 <= len(messages) <= MAX_BATCH:
             raise ValueError(f"a batch holds 1 to {MAX_BATCH} messages, not {len(messages)}")
         body = {"messages": [message.body() for message in messages]}
-        path = f"/workspaces/{workspace}/sessions/{session}/messages"
+        path = _path(workspace, "sessions", session, "messages")
         return [Message.of(raw) for raw in self._list(self._call("POST", path, body, timeout))]
 
     def list_messages(
@@ -203,7 +211,7 @@ class Honcho:
     ) -> list[Message]:
         """Every message of a session whose metadata holds `metadata` (e.g. a `key` with
         `{"in": [...]}`), oldest first, all pages read; each page its own call."""
-        path = f"/workspaces/{workspace}/sessions/{session}/messages/list"
+        path = _path(workspace, "sessions", session, "messages", "list")
         items = self._pages(path, {"filters": {"metadata": metadata}}, timeout)
         return [Message.of(raw) for raw in items]
 
@@ -218,7 +226,7 @@ class Honcho:
         if not 1 <= len(conclusions) <= MAX_BATCH:
             raise ValueError(f"a batch holds 1 to {MAX_BATCH} conclusions")
         body = {"conclusions": [conclusion.body() for conclusion in conclusions]}
-        answer = self._call("POST", f"/workspaces/{workspace}/conclusions", body, timeout)
+        answer = self._call("POST", _path(workspace, "conclusions"), body, timeout)
         return [Conclusion.of(raw) for raw in self._list(answer)]
 
     def list_conclusions(
@@ -226,7 +234,7 @@ class Honcho:
     ) -> list[Conclusion]:
         """Every conclusion of the workspace that `filters` (e.g. `observer_id` and
         `observed_id`) select, newest first, all pages read; each page its own call."""
-        path = f"/workspaces/{workspace}/conclusions/list"
+        path = _path(workspace, "conclusions", "list")
         items = self._pages(path, {"filters": filters}, timeout)
         return [Conclusion.of(raw) for raw in items]
 
@@ -248,19 +256,19 @@ class Honcho:
         self, workspace: str, conclusion: str, *, timeout: float | None = None
     ) -> None:
         """Delete one conclusion (204; HonchoError `missing` when it is not there)."""
-        self._call("DELETE", f"/workspaces/{workspace}/conclusions/{conclusion}", None, timeout)
+        self._call("DELETE", _path(workspace, "conclusions", conclusion), None, timeout)
 
     def delete_session(self, workspace: str, session: str, *, timeout: float | None = None) -> None:
         """Delete a session and its messages (202: Honcho deletes them in the background; the
         id can never be used again). HonchoError `missing` when it is not there."""
-        self._call("DELETE", f"/workspaces/{workspace}/sessions/{session}", None, timeout)
+        self._call("DELETE", _path(workspace, "sessions", session), None, timeout)
 
     def search(
         self, workspace: str, query: str, *, limit: int = 10, timeout: float | None = None
     ) -> list[Message]:
         """Honcho's workspace message search (no relevance cutoff: filter the results)."""
         body = {"query": query, "limit": limit}
-        answer = self._call("POST", f"/workspaces/{workspace}/search", body, timeout)
+        answer = self._call("POST", _path(workspace, "search"), body, timeout)
         return [Message.of(raw) for raw in self._list(answer)]
 
     def query_conclusions(
@@ -279,7 +287,7 @@ class Honcho:
             "top_k": top_k,
             "filters": {"observer_id": observer, "observed_id": observed},
         }
-        answer = self._call("POST", f"/workspaces/{workspace}/conclusions/query", body, timeout)
+        answer = self._call("POST", _path(workspace, "conclusions", "query"), body, timeout)
         return [Conclusion.of(raw) for raw in self._list(answer)]
 
     def _call(self, method: str, path: str, body: Any, timeout: float | None) -> Any:
