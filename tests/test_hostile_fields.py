@@ -10,13 +10,17 @@ import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import click
 import pytest
+from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
+from memoryd.cli import cli
 from memoryd.config import load
 from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
 from memoryd.home import Home
+from memoryd.honcho.commands import sync_command
 from memoryd.honcho.recalled import Kind, Result, Source, origin
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
@@ -288,3 +292,28 @@ def test_window_url_that_is_not_the_daemons_address_is_refused_unechoed(url: str
     with pytest.raises(DaemonError, match="the daemon's URL is http") as refused:
         Client.tcp(url, "tok")
     assert TOKEN not in str(refused.value)
+
+
+@pytest.mark.parametrize("args", [["--deadline", "nan"], ["--timeout", "NaN"]])
+def test_seconds_of_nan_are_a_usage_error(args: list[str]) -> None:
+    # click's FloatRange lets nan through: a deadline that never passes, a timeout's traceback.
+    done = CliRunner().invoke(sync_command, args)
+    assert done.exit_code == 2, done.output
+    assert "nan is not a number of seconds" in done.output
+
+
+def test_every_option_of_seconds_refuses_nan() -> None:
+    # `connect --follow --interval nan` looked at the transcripts in a busy loop for ever.
+    found = []
+    commands: list[click.Command | None] = [cli]
+    while commands:
+        command = commands.pop()
+        assert command is not None
+        if isinstance(command, click.Group):
+            context = click.Context(command)
+            commands += [command.get_command(context, n) for n in command.list_commands(context)]
+        found += [p for p in command.params if isinstance(p.type, click.FloatRange)]
+    assert len(found) >= 3
+    for param in found:
+        with pytest.raises(click.BadParameter, match="nan is not a number of seconds"):
+            param.type.convert("nan", param, None)

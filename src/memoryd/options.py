@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -24,6 +25,20 @@ def _or_group_home(context: click.Context, _: click.Parameter, value: str | None
         return value
     found = context.find_root().params.get(GROUP_HOME)
     return found if isinstance(found, str) else None
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds in a range. click's FloatRange lets `nan` through (every comparison
+    with it is false): a deadline of nan never passes, a timeout of nan is a traceback."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, refused when it is not a number."""
+        found = super().convert(value, param, ctx)
+        if math.isnan(found):
+            self.fail(f"nan is not a number of seconds ({self._describe_range()})", param, ctx)
+        return found
 
 
 def home_option(command: F) -> F:

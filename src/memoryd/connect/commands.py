@@ -15,7 +15,7 @@ from memoryd.connect.events import Host
 from memoryd.connect.follow import Follower, Pass
 from memoryd.errors import ConnectError
 from memoryd.home import resolve
-from memoryd.options import home_option
+from memoryd.options import Seconds, home_option
 
 HOSTS: tuple[Host, ...] = (claude_code.HOST, codex.HOST)
 """Every host `memoryd connect` knows; a new one is a module with a `HOST` and a line here."""
@@ -85,7 +85,7 @@ def _command(host: Host) -> click.Command:
     @click.option("--follow", is_flag=True, help="Keep following until SIGTERM or SIGINT.")
     @click.option(
         "--interval",
-        type=click.FloatRange(0.05, 3600),
+        type=Seconds(0.05, 3600),
         default=1.0,
         show_default=True,
         help="With --follow, how often the transcripts are looked at, in seconds.",

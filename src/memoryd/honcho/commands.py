@@ -12,7 +12,7 @@ from memoryd import config as config_file
 from memoryd.errors import MemorydError
 from memoryd.home import resolve
 from memoryd.honcho import run
-from memoryd.options import home_option
+from memoryd.options import Seconds, home_option
 
 
 class SyncError(MemorydError):
@@ -22,7 +22,7 @@ class SyncError(MemorydError):
 @click.command("sync")
 @click.option(
     "--deadline",
-    type=click.FloatRange(0, 86_400),
+    type=Seconds(0, 86_400),
     default=60.0,
     show_default=True,
     metavar="SECONDS",
@@ -30,7 +30,7 @@ class SyncError(MemorydError):
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0.1, 600),
+    type=Seconds(0.1, 600),
     default=run.TIMEOUT,
     show_default=True,
     metavar="SECONDS",
