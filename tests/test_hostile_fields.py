@@ -317,3 +317,24 @@ def test_every_option_of_seconds_refuses_nan() -> None:
     for param in found:
         with pytest.raises(click.BadParameter, match="nan is not a number of seconds"):
             param.type.convert("nan", param, None)
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/recall", {"query": "walrus", "k": "5"}),
+        ("/v1/recall", {"query": "walrus", "k": 5.0}),
+        ("/v1/recall", {"query": "walrus", "k": True}),
+        ("/v1/forget", {"keys": ["s1:0:user"], "dry_run": "no", "as": "owner"}),
+        ("/v1/forget", {"keys": ["s1:0:user"], "dry_run": 0, "as": "owner"}),
+    ],
+)
+def test_a_value_of_another_type_is_refused_not_coerced(
+    api: TestClient, home: Home, path: str, body: dict[str, object]
+) -> None:
+    # `"dry_run": "no"` was read as false: the forget ran.
+    write_log(home, "s1", turn("where is the walrus", "the walrus is on the ice"))
+    sent = api.post(path, json=body)
+    assert sent.status_code == 422, sent.text
+    assert sent.json()["error"]["code"] == "invalid"
+    assert "walrus" in (home.sessions / "s1" / "0.jsonl").read_text(encoding="utf-8")

@@ -29,7 +29,9 @@ SessionId = Annotated[str, Field(pattern=SESSION_PATTERN), AfterValidator(_not_a
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a value of another type is refused, never coerced (`"dry_run": "no"` read as
+    # false ran a forget; `"k": true` was 1).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RecallBody(_Body):
