@@ -111,3 +111,25 @@ def test_help_lists_every_command_and_each_is_found_by_its_own_name() -> None:
         command = cli.get_command(context, name)
         assert command is not None and command.name == name, name
     assert cli.get_command(context, "frobnicate") is None
+
+
+def test_the_sdk_is_imported_without_the_gc_and_left_frozen_with_the_gc_on() -> None:
+    code = (
+        "import gc, memoryd.cli as cli\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(phase))\n"
+        "with cli.frozen_imports():\n"
+        "    import memoryd.serve.mcp\n"
+        "print(len(runs), gc.isenabled(), gc.get_freeze_count() > 100_000)\n"
+        "cycles = [[] for _ in range(50_000)]\n"
+        "for c in cycles: c.append(c)\n"
+        "print(len(runs) > 0)\n"
+        "try:\n"
+        "    with cli.frozen_imports():\n"
+        "        import memoryd.no_such_module\n"
+        "except ImportError:\n"
+        "    print(gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "0 True True\nTrue\nTrue\n"

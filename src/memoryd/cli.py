@@ -9,10 +9,12 @@ A command imports what only it runs when it runs (`LAZY`, and imports inside a c
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -304,8 +306,8 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
     if listen is None:
         if public:
             raise click.UsageError("--public is for --listen: give both, or neither")
-        from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
-
+        with frozen_imports():
+            from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
         run(resolve(home_dir), session)
         return
     from memoryd.serve import mcp_http  # the server stack, only when listening
@@ -318,6 +320,21 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
 cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
+
+
+@contextlib.contextmanager
+def frozen_imports() -> Iterator[None]:
+    """Imports made inside run with the cyclic GC off, and what they made is then frozen out of
+    its sight (`gc.freeze`): module-level objects live as long as the process anyway."""
+    # The MCP SDK's import builds about 550 pydantic models: the GC scanned them again and again
+    # while they were built, and its later full collections scanned them all again (measured:
+    # `memoryd mcp` to its first answer took 0.65x the CPU time with this, docs/architecture.md).
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def main() -> None:
