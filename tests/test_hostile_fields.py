@@ -9,6 +9,7 @@ import json
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 import pytest
@@ -19,7 +20,7 @@ from logs import AT, turn, write_log
 from memoryd.cli import cli
 from memoryd.config import load
 from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
-from memoryd.home import Home
+from memoryd.home import Home, resolve
 from memoryd.honcho.commands import sync_command
 from memoryd.honcho.recalled import Kind, Result, Source, origin
 from memoryd.index import Index
@@ -338,3 +339,24 @@ def test_a_value_of_another_type_is_refused_not_coerced(
     assert sent.status_code == 422, sent.text
     assert sent.json()["error"]["code"] == "invalid"
     assert "walrus" in (home.sessions / "s1" / "0.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "value", ["/tmp/x\nmemoryd: a forged line", "/tmp/x\x1b[2J", "~no-such-user-here/x"]
+)
+def test_a_home_path_that_names_no_folder_is_refused_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("MEMORYD_HOME", value)
+    with pytest.raises(HomeError, match=r"^\$MEMORYD_HOME") as refused:
+        resolve(None)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(HomeError, match=r"^--home"):
+        resolve(value)
+
+
+def test_the_missing_home_message_quotes_its_mkdir(tmp_path: Path) -> None:
+    missing = Home(tmp_path / "x; rm -rf ~")
+    with pytest.raises(HomeError) as refused:
+        missing.require()
+    assert f"mkdir -p '{missing.root}'" in str(refused.value)

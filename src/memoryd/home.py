@@ -57,7 +57,8 @@ class Home:
         """This home, checked by `secure`; HomeError when its folder does not exist."""
         if not self.root.is_dir():
             raise HomeError(
-                f"no memoryd home at {self.root}: create the folder (mkdir -p {self.root}) "
+                f"no memoryd home at {self.root}: create the folder "
+                f"(mkdir -p {shlex.quote(str(self.root))}) "
                 "or pass --home DIR"
             )
         secure(self)
@@ -77,11 +78,21 @@ class Home:
 def resolve(option: str | os.PathLike[str] | None) -> Home:
     """The home named by `--home`, else `$MEMORYD_HOME`, else the user data dir."""
     if option is not None:
-        return Home(Path(option).expanduser())
+        return Home(_given(Path(option), "--home"))
     env = os.environ.get("MEMORYD_HOME")
     if env:
-        return Home(Path(env).expanduser())
+        return Home(_given(Path(env), "$MEMORYD_HOME"))
     return Home(Path(platformdirs.user_data_dir("memoryd")))
+
+
+def _given(path: Path, where: str) -> Path:
+    # Every message about the home shows its path: a line break in it would forge a line.
+    if any(ord(c) < 32 or ord(c) == 127 for c in str(path)):
+        raise HomeError(f"{where} holds a control character (a line break?): name a folder")
+    try:
+        return path.expanduser()
+    except RuntimeError:  # `~someone/x` for a user there is not
+        raise HomeError(f"{where}: no such user's home folder for ~: name a folder") from None
 
 
 FILE_MODE = 0o600
