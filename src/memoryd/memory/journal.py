@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memoryd import boundary
 from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
@@ -138,7 +139,9 @@ class Line:
             file=file,
             op=Op(raw["op"]),
             by=By(raw["by"]),
-            session=raw["session"],
+            # memoryd writes a session id here; a hand edit may write anything, and every
+            # reader shows it (memory log, the window): kept as a name, one clean line.
+            session=None if raw["session"] is None else boundary.name(raw["session"], 100),
             data_class=DataClass.parse(raw["class"]),
             before=raw["before"],
             after=raw["after"],
