@@ -19,7 +19,7 @@ from typing import NamedTuple
 from memoryd import common
 from memoryd.errors import IndexDamagedError
 from memoryd.labels import DataClass
-from memoryd.relevance import CLOSE, OPEN, fold, stems
+from memoryd.relevance import fold, stems
 from memoryd.schema import connect
 from memoryd.stems import stem
 from memoryd.store import identity, rollback, set_aside, store_error, translated
@@ -156,14 +156,11 @@ class Index:
         rows = []
         counted = []
         for i in items:
-            # The marks of `highlight()` never stand in an item's text (they are control
-            # characters, which an item shows as spaces anyway).
-            text = i.text.translate(_NO_MARKS)
-            found = Counter(stems(text))
+            found = Counter(stems(i.text))
             documents.update(found.keys())
             length = found.total()
             counted.append((found, length))
-            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, text, length))
+            rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text, length))
         # A row id is one more than the largest in use (no AUTOINCREMENT, never near 2**63).
         (last,) = self.conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
         self.conn.executemany(
@@ -299,15 +296,12 @@ class Index:
             ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
-    def marked(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, str, int]]:
-        """At most `limit` items an FTS5 expression matches, unranked: each one's row id, its
-        text with every instance of the expression's terms marked, and its length in tokens."""
+    def texts(self, ids: list[int]) -> list[tuple[int, str, int]]:
+        """The items with these row ids: each one's row id, text and length in tokens."""
         with translated(self.path):
-            if classes is None:
-                return self.conn.execute(MARKED_SQL, (OPEN, CLOSE, match, limit)).fetchall()
             return self.conn.execute(
-                MARKED_OF_CLASSES_SQL.format(_marks(classes)),
-                (OPEN, CLOSE, match, *classes, limit),
+                f"SELECT id, text, length FROM items WHERE id IN ({', '.join('?' * len(ids))})",
+                ids,
             ).fetchall()
 
     def session_class(self, session: str) -> DataClass | None:
@@ -374,20 +368,6 @@ class Index:
         self.conn.execute(f"DELETE FROM items WHERE {where}", span)
         self.conn.execute("DELETE FROM journal_read")
 
-
-_NO_MARKS = str.maketrans({OPEN: " ", CLOSE: " "})
-
-MARKED_SQL = """
-SELECT f.rowid, highlight(items_fts, 0, ?, ?), items.length
-FROM items_fts AS f JOIN items ON items.id = f.rowid
-WHERE items_fts MATCH ? LIMIT ?
-"""
-
-MARKED_OF_CLASSES_SQL = """
-SELECT f.rowid, highlight(items_fts, 0, ?, ?), items.length
-FROM items_fts AS f JOIN items ON items.id = f.rowid
-WHERE items_fts MATCH ? AND items.class IN ({}) LIMIT ?
-"""
 
 # FTS5 sorts by `rank` (bm25) itself; the join with `items` runs for the top rows only.
 SEARCH_SQL = """

@@ -23,12 +23,6 @@ B = 0.75
 TOKEN = re.compile(r"[^\W_]+")
 """A token: a run of letters and numbers."""
 
-OPEN = "\x01"
-CLOSE = "\x02"
-"""The marks `highlight()` puts around each instance of a term (control characters: an item's
-text is a log's text, which may hold them, so a stray one only makes a count wrong)."""
-_MARK = re.compile(f"{OPEN}([^{CLOSE}]*){CLOSE}")
-
 
 def fold(text: str) -> str:
     """Text as `unicode61 remove_diacritics 2` compares it: lowercase, diacritics removed."""
@@ -41,7 +35,16 @@ def fold(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The tokens FTS5 indexes for `text`, folded, in order."""
-    return TOKEN.findall(fold(text))
+    return _split(fold(text))
+
+
+# An ASCII text with each character that is no token's as a space: its tokens are then split
+# in C (`str.split`), where `TOKEN.findall` runs the regex engine over every character.
+_ASCII_SPACES = str.maketrans({c: " " for c in range(128) if not chr(c).isalnum()})
+
+
+def _split(folded: str) -> list[str]:
+    return folded.translate(_ASCII_SPACES).split() if folded.isascii() else TOKEN.findall(folded)
 
 
 # An ASCII text's token characters as `a`, the others as a space: its tokens are then counted
@@ -52,7 +55,7 @@ _ASCII_WORDS = bytes(ord("a") if chr(c).isalnum() else ord(" ") for c in range(2
 def _length(folded: str) -> int:
     if folded.isascii():
         return (b" " + folded.encode().translate(_ASCII_WORDS)).count(b" a")
-    return len(TOKEN.findall(folded))
+    return len(_split(folded))
 
 
 FOUND_FROM = 3
@@ -68,7 +71,7 @@ def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
     and how many tokens it holds. Every token, when the text is short (`LONG`) or a start is
     (`FOUND_FROM`): then making them all costs less than looking for each start."""
     if len(folded) < LONG or min((len(start) for start in starts), default=0) < FOUND_FROM:
-        every = TOKEN.findall(folded)
+        every = _split(folded)
         return every, len(every)
     found: dict[int, str] = {}
     for start in starts:
@@ -92,17 +95,16 @@ def idf(documents: int, items: int) -> float:
     return value if value > 0.0 else 1e-6
 
 
-def marked(text: str, weights: dict[str, float]) -> dict[str, int]:
-    """How many times each weighed term (a stem) stands in a text FTS5's `highlight()` marked.
-
-    The marked spans are the instances of the expression's terms; a span may hold several
-    adjacent terms, so each is tokenized.
-    """
+def counted(folded: str, weights: Mapping[str, float], cores: tuple[str, ...]) -> dict[str, int]:
+    """How many times each weighed stem stands in a folded text, as FTS5 counts it; `cores`
+    holds a start of each stem that every token stemming to it starts with (`starting`)."""
     counts: dict[str, int] = {}
-    for span in _MARK.findall(text):
-        for term in stems(span):
-            if term in weights:
-                counts[term] = counts.get(term, 0) + 1
+    starts = {c[0] for c in cores}
+    for token in starting(folded, cores)[0]:
+        if token[0] in starts:
+            s = stem(token)
+            if s in weights:
+                counts[s] = counts.get(s, 0) + 1
     return counts
 
 

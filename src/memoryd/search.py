@@ -27,13 +27,14 @@ part asking for one word reads that word's best rows kept in order (`common`) in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memoryd.index import Classes, Hit, Index
 from memoryd.labels import DataClass
-from memoryd.ranking import Query, Scored, neighbours, ranked, score
-from memoryd.relevance import bm25, idf, marked, tokens
+from memoryd.ranking import Query, Scored, core, neighbours, ranked, score
+from memoryd.relevance import bm25, counted, fold, idf, tokens
 from memoryd.stopwords import content
 
 COMMON_SHARE = 0.01
@@ -57,10 +58,10 @@ written and duplicates can reorder what FTS5 ranked first (LoCoMo evidence recal
 class Costs:
     """When reading rows here beats FTS5's ranking.
 
-    Reading one row here (its text marked by `highlight()`, about 7 us, then scored, about
-    4 us) takes about as long as FTS5 takes to read `postings_per_row` postings of its terms'
-    doclists, which it does for every term to count them (the idf), and to score about 7 rows
-    (measured at 100k and 1M items). At most `scored` rows are read.
+    Reading one row here (its text by its row id, its terms counted and scored) takes about as
+    long as FTS5 takes to read `postings_per_row` postings of its terms' doclists, which it does
+    for every term to count them (the idf), and to score about 7 rows (measured at 100k and 1M
+    items, when the rows were read through `highlight()`). At most `scored` rows are read.
     """
 
     postings_per_row: int = 250
@@ -118,9 +119,15 @@ class Weights:
     idf: dict[str, float]
     average: float
 
-    def score(self, marked_text: str, length: int) -> float:
-        """The bm25 score of a row, from its text as `Index.marked` gives it."""
-        return bm25(marked(marked_text, self.idf), length, self.idf, self.average)
+    @functools.cached_property
+    def cores(self) -> tuple[str, ...]:
+        """A part of each weighed stem that every token stemming to it starts with."""
+        return tuple(dict.fromkeys(core(s) for s in self.idf))
+
+    def score(self, text: str, length: int) -> float:
+        """The bm25 score of a row, from its text and its length in tokens (FTS5's, so the same
+        score as FTS5's bm25)."""
+        return bm25(counted(fold(text), self.idf, self.cores), length, self.idf, self.average)
 
 
 def search(
@@ -193,9 +200,7 @@ def search(
             budget = min(costs.scored, sum(documents[w] for w in common) // costs.postings_per_row)
             few = index.matching(every(common), budget + 1, classes)
             if len(few) <= budget:
-                found_common = ranked_rows(
-                    index, every(common), weights, budget, pool, classes, len(few)
-                )
+                found_common = best_rows(index, few, weights, pool)
                 candidates += [hit for hit in found_common if hit.id not in seen]
     if _distinct(candidates) < k:
         # Items holding every term come first: only when fewer than `k` do, the rest is read.
@@ -270,9 +275,7 @@ def _every(
     classes: Classes = None,
 ) -> list[Hit]:
     budget = min(costs.scored, sum(documents[w] for w in words) // costs.postings_per_row)
-    return every_term(
-        index, words, weights, budget, pool, classes, min(documents[w] for w in words)
-    )
+    return every_term(index, words, weights, budget, pool, classes)
 
 
 def _distinct(hits: list[Hit]) -> int:
@@ -286,17 +289,15 @@ def every_term(
     budget: int,
     k: int,
     classes: Classes = None,
-    most: int | None = None,
 ) -> list[Hit]:
     """The at most `k` items holding every term (of `classes`, when given), by bm25 (over
-    every term). Read here when they are at most `budget` rows; FTS5 ranks more. `most`, when
-    given, is at least how many items hold every term (the rarest term's document count)."""
+    every term). Read here when they are at most `budget` rows; FTS5 ranks more."""
     # One word: its best rows kept in order (`common`) are FTS5's ranking of it, read without
     # ranking its whole doclist.
     best = index.best_of(folded[0], k, classes) if len(folded) == 1 else None
     if best is not None:
         return best
-    return ranked_rows(index, every(folded), weights, budget, k, classes, most)
+    return ranked_rows(index, every(folded), weights, budget, k, classes)
 
 
 def ranked_rows(
@@ -306,21 +307,22 @@ def ranked_rows(
     budget: int,
     k: int,
     classes: Classes = None,
-    most: int | None = None,
 ) -> list[Hit]:
     """The at most `k` items an FTS5 expression matches, by bm25 over its terms. Read here
-    when they are at most `budget` rows (surely so when `most`, a bound on the rows it
-    matches, is no more); FTS5 ranks more."""
-    # Counting the rows first is cheap (row ids only); reading them marked is not, and would be
-    # wasted when there are too many.
-    few = most is not None and most <= budget
-    if not few and len(index.matching(match, budget + 1, classes)) > budget:
+    when they are at most `budget` rows; FTS5 ranks more."""
+    # The matching row ids come first (FTS5 reads only doclists); their texts are read by id.
+    ids = index.matching(match, budget + 1, classes)
+    if len(ids) > budget:
         return _ranked_by_fts5(index, match, k, set(), classes)
-    rows = index.marked(match, budget, classes)
-    return _best(index, [(weights.score(text, length), i) for i, text, length in rows], k)
+    return best_rows(index, ids, weights, k)
 
 
-def _best(index: Index, scored: list[tuple[float, int]], k: int) -> list[Hit]:
+def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hit]:
+    """The at most `k` best of these rows, by bm25 over the weighed terms; all of them, in no
+    order, when they are no more than `k` (the ranking orders every candidate anyway)."""
+    if len(ids) <= k:
+        return index.hits(ids) if ids else []
+    scored = [(weights.score(text, length), i) for i, text, length in index.texts(ids)]
     # Best score first; ties go to the older item (the lower row id).
     top = [i for _, i in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:k]]
     found = {hit.id: hit for hit in index.hits(top)} if top else {}
