@@ -385,3 +385,12 @@ def test_a_journal_line_edited_by_hand_forges_no_log_line(home: Home) -> None:
     assert KEY.marker not in done.stdout
     assert not any(c in done.stdout for c in "\x1b\u202e"), done.stdout
     assert "<|im_start|>" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "table", ['[memory.files."NOTES.md"]\n', '[memory.files."Self.md"]\nkind = "identity"\n']
+)
+def test_two_memory_files_named_alike_but_for_case_are_refused(home: Home, table: str) -> None:
+    home.config.write_text(table, encoding="utf-8")
+    with pytest.raises(ConfigError, match="differ only in case"):
+        load(home.config)

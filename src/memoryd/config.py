@@ -155,6 +155,14 @@ def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
         if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 100_000:
             raise ConfigError(f"{where}: budget is a number of characters, 1 to 100000")
         specs[name] = FileSpec(name, kind, budget, data_class)
+    folded: dict[str, str] = {}
+    for name in specs:
+        other = folded.setdefault(name.lower(), name)
+        if other != name:
+            # On a disk that ignores case (macOS, Windows) both would be one file.
+            raise ConfigError(
+                f'{path}: [memory.files."{name}"] and "{other}" differ only in case: rename one'
+            )
     return ordered(specs.values())
 
 
