@@ -8,11 +8,14 @@ built one and whose `memory/index.sqlite` is its cached index), it times in `--r
 
 - `python -c pass` and `python -c "import memoryd.cli"`: the interpreter's start and the CLI's
   imports, the floor under every command;
-- `memoryd recall` end to end (process start to answer), without a daemon: the old path (a full
-  `catch_up` before the answer, reached only from here by replacing the fast checks) and the new
-  one (`nothing_new`, then a catch-up only when something changed), and with a daemon serving
-  the home (the CLI catches up only `--session`'s log, the daemon's watcher the rest);
-- the no-op catch-up alone, in process: `catch_up` that reads nothing against `nothing_new`;
+- `memoryd recall` end to end (process start to answer), without a daemon: the command's own
+  work (no catch-up, reached only from here) and the CLI as it is (`catch_up`, which reads only
+  the sessions that changed), and with a daemon serving the home (the CLI catches up only
+  `--session`'s log, the daemon's watcher the rest);
+- the catch-up in process: `catch_up` and `nothing_new` on an unchanged home, beside what
+  bounds them, the same listing and two `lstat` calls a session with nothing else
+  (`stat_floor`); and a `catch_up` after one append to one session's log (a session this
+  benchmark makes in the home and removes after: no file of the home is written);
 - `memoryd mcp` from process start to the first `recall` answer over stdio, through the MCP
   SDK's client, without a daemon, on the small home; beside it what bounds it, `python -c
   "import mcp"` (the SDK's own `__init__`, which imports its client, server and every type) and
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,12 +48,15 @@ AT = "2026-09-28T23:19:00Z"
 NAMES = Names(agent="agent", owner="owner")
 QUERY = "garden plans"
 
-OLD = (
+OWN_WORK = (
     "import sys, memoryd.cli as c; "
-    "c.serves = lambda home: False; c.nothing_new = lambda index, sessions: False; "
+    "c.serves = lambda home: False; c.catch_up = lambda index, sessions, names: None; "
     "sys.argv = ['memoryd', *sys.argv[1:]]; c.main()"
 )
-"""The CLI as it was: no daemon probe, a full catch-up before every answer."""
+"""The CLI with no catch-up: the command's own work, the floor under the catch-up."""
+
+APPENDED = "bench-startup-append"
+"""The session `no_op_rows` makes in the home to append to, and removes."""
 
 
 def small_home(root: Path, sessions: int) -> Home:
@@ -109,11 +116,12 @@ def daemon(home: Home, wait: float) -> Iterator[None]:
 
 
 def recall_rows(home: Home, runs: int, wait: float) -> dict[str, float]:
-    """`memoryd recall` end to end on `home`: old, new without a daemon, new with one."""
+    """`memoryd recall` end to end on `home`: the command's own work, the CLI without a daemon,
+    the CLI with one."""
     args = ("--home", str(home.root), "recall", QUERY)
     rows = {
-        "old": median_ms(command(sys.executable, "-c", OLD, *args), runs),
-        "new": median_ms(command(sys.executable, "-m", "memoryd", *args), runs),
+        "own work": median_ms(command(sys.executable, "-c", OWN_WORK, *args), runs),
+        "no daemon": median_ms(command(sys.executable, "-m", "memoryd", *args), runs),
     }
     session = sorted(os.listdir(home.sessions))[0]
     with daemon(home, wait):
@@ -124,15 +132,55 @@ def recall_rows(home: Home, runs: int, wait: float) -> dict[str, float]:
     return rows
 
 
+def stat_floor(sessions: Path, logs: list[str]) -> None:
+    """What telling "nothing new" cannot do without: the listing of `sessions` and an `lstat`
+    of each session folder and of each current log in `logs` (`<session>/<epoch>.jsonl`)."""
+    fd = os.open(sessions, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.listdir(fd)
+        for log in logs:
+            os.lstat(log.partition("/")[0], dir_fd=fd)
+            os.lstat(log, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def no_op_rows(home: Home, runs: int) -> dict[str, float]:
-    """The catch-up that finds nothing, in process: the old full one and `nothing_new`."""
-    with Index(home.index) as index:
-        catch_up(index, home.sessions, NAMES)
-        assert nothing_new(index, home.sessions), "the home changed under the benchmark"
-        return {
-            "catch_up": median_ms(lambda: catch_up(index, home.sessions, NAMES), runs),
-            "nothing_new": median_ms(lambda: nothing_new(index, home.sessions), runs),
-        }
+    """The catch-up in process: `catch_up` and `nothing_new` on an unchanged home, their
+    floor, and a `catch_up` after one append (to a session made here, removed after)."""
+    folder = home.sessions / APPENDED
+    folder.mkdir()
+    turns = iter(range(1 << 30))
+
+    def append() -> None:
+        with (folder / "0.jsonl").open("a") as f:
+            f.write(json.dumps({"type": "user", "text": f"heron {next(turns)}", "at": AT}) + "\n")
+            f.write(json.dumps({"type": "final", "text": "noted", "at": AT}) + "\n")
+
+    def appended() -> None:
+        append()
+        done = catch_up(index, home.sessions, NAMES)
+        assert (done.read, done.items) == (1, 2), "the home changed under the benchmark"
+
+    append()
+    try:
+        with Index(home.index) as index:
+            catch_up(index, home.sessions, NAMES)
+            assert nothing_new(index, home.sessions), "the home changed under the benchmark"
+            logs = [
+                f"{session}/{epoch}.jsonl"
+                for session, epoch in index.conn.execute("SELECT session, epoch FROM logs")
+            ]
+            return {
+                "catch_up": median_ms(lambda: catch_up(index, home.sessions, NAMES), runs),
+                "nothing_new": median_ms(lambda: nothing_new(index, home.sessions), runs),
+                "stat_floor": median_ms(lambda: stat_floor(home.sessions, logs), runs),
+                "catch_up after one append": median_ms(appended, runs),
+            }
+    finally:
+        shutil.rmtree(folder)
+        with Index(home.index) as index:
+            catch_up(index, home.sessions, NAMES)
 
 
 def mcp_first_answer(home: Home, runs: int) -> float:
@@ -193,7 +241,8 @@ def main() -> None:
 
 
 def report(figures: dict[str, object]) -> None:
-    """The figures in ms, each new path as a ratio to the old one and to `python -c pass`."""
+    """The figures in ms: each recall against its own work and `python -c pass`, and the
+    catch-up in process against its floor."""
     floor = float(figures["python -c pass"])  # type: ignore[arg-type]
     print(f"python -c pass          {floor:8.1f} ms")
     print(f"import memoryd.cli      {figures['import memoryd.cli']:8.1f} ms")
@@ -209,16 +258,19 @@ def report(figures: dict[str, object]) -> None:
             f"\n{name} home" + (f" ({found['sessions']} sessions)" if "sessions" in found else "")
         )
         recall = found["recall"]
-        old = recall["old"]
+        own = recall["own work"]
         for row, ms in recall.items():
             print(
-                f"  memoryd recall, {row:17} {ms:8.1f} ms  "
-                f"{ms / old:5.2f}x old  {ms / floor:6.1f}x python"
+                f"  memoryd recall, {row:17} {ms:8.1f} ms  {ms - own:+7.1f} ms over its own "
+                f"work  {ms / floor:6.1f}x python"
             )
         no_op = found["no-op catch-up"]
         print(
-            f"  no-op catch-up: catch_up {no_op['catch_up']:.1f} ms, nothing_new "
-            f"{no_op['nothing_new']:.1f} ms ({no_op['nothing_new'] / no_op['catch_up']:.2f}x)"
+            f"  in process, unchanged: catch_up {no_op['catch_up']:.1f} ms "
+            f"({no_op['catch_up'] / no_op['stat_floor']:.2f}x the stat floor), nothing_new "
+            f"{no_op['nothing_new']:.1f} ms ({no_op['nothing_new'] / no_op['stat_floor']:.2f}x), "
+            f"the floor {no_op['stat_floor']:.1f} ms; catch_up after one append "
+            f"{no_op['catch_up after one append']:.1f} ms"
         )
         if "mcp first recall" in found:
             mcp = found["mcp first recall"]

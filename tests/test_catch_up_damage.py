@@ -1,5 +1,5 @@
-"""The damaged logs a catch-up reports, now that it reads only each session's marks (`LogMark`)
-and a session's whole state only when it reads that session."""
+"""The damaged logs a catch-up reports, now that it reads only the sessions that changed
+(`changes`), and the damage of the others as the index holds it."""
 
 from __future__ import annotations
 

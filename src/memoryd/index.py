@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from memoryd import common
 from memoryd.errors import IndexDamagedError
@@ -63,16 +62,6 @@ class LogState:
     folder_mtime: int
     progress: str
     finished: int
-    damage: str | None
-
-
-class LogMark(NamedTuple):
-    """What tells whether a session's logs changed since the index read them, and the damage
-    found then: `LogState` without its progress."""
-
-    epoch: int
-    size: int
-    folder_mtime: int
     damage: str | None
 
 
@@ -199,11 +188,6 @@ class Index:
     def log_states(self) -> dict[str, LogState]:
         """How far the index has read every session it knows."""
         return {row[0]: LogState(*row) for row in self.conn.execute("SELECT * FROM logs")}
-
-    def log_marks(self) -> dict[str, LogMark]:
-        """For every session the index knows, what tells whether its logs changed."""
-        rows = self.conn.execute("SELECT session, epoch, size, folder_mtime, damage FROM logs")
-        return {row[0]: LogMark(*row[1:]) for row in rows}
 
     def save_log_state(self, state: LogState) -> None:
         """Record how far `state.session` was read."""
