@@ -31,6 +31,7 @@ from memoryd.serve.app import create_app
 from memoryd.serve.bounds import bounds
 from memoryd.serve.client import Client
 from memoryd.serve.guard import Guard
+from memoryd.serve.listen import parse_listen
 from memoryd.serve.service import Service
 from memoryd.serve.token import token
 from test_cli import memoryd
@@ -394,3 +395,19 @@ def test_two_memory_files_named_alike_but_for_case_are_refused(home: Home, table
     home.config.write_text(table, encoding="utf-8")
     with pytest.raises(ConfigError, match="differ only in case"):
         load(home.config)
+
+
+@pytest.mark.parametrize(
+    "listen", ["[fe80::1%\x1b]0;owned\x07]:8765", f"[fe80::1%{TOKEN * 3}]:8765", "[fe80::1%a\nb]:1"]
+)
+def test_a_listen_zone_that_is_no_interface_name_is_refused_unechoed(listen: str) -> None:
+    with pytest.raises(MemorydError, match="HOST must be an IP address") as refused:
+        parse_listen(listen, public=True)
+    assert TOKEN not in str(refused.value)
+    assert not any(c in str(refused.value) for c in "\x1b\x07\n")
+
+
+def test_a_listen_port_in_other_digits_is_refused() -> None:
+    with pytest.raises(MemorydError, match="give HOST:PORT"):
+        parse_listen("127.0.0.1:\u0668\u0660", public=False)
+    assert parse_listen("[fe80::1%eth0]:8765", public=True) == ("fe80::1%eth0", 8765)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -25,9 +26,19 @@ def parse_listen(listen: str, public: bool) -> tuple[str, int]:
     does not repeat what was given (it may be anything pasted in the wrong place)."""
     host, sep, port_text = listen.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+    if (
+        not sep
+        or not host
+        or not (port_text.isascii() and port_text.isdigit())
+        or int(port_text) > 65535
+    ):
         raise MemorydError("--listen: give HOST:PORT, like 127.0.0.1:8765")
+    # ipaddress takes any characters as an IPv6 zone (`fe80::1%...`), escapes and line breaks
+    # too, and messages show the host: an interface name only.
+    _, zone_sign, zone = host.partition("%")
     try:
+        if zone_sign and not re.fullmatch(r"[A-Za-z0-9_.\-]{1,15}", zone):
+            raise ValueError(zone)
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         raise MemorydError("--listen: HOST must be an IP address or localhost") from None
