@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import click
@@ -115,17 +116,18 @@ def test_help_lists_every_command_and_each_is_found_by_its_own_name() -> None:
 
 def test_the_sdk_is_imported_without_the_gc_and_left_frozen_with_the_gc_on() -> None:
     code = (
-        "import gc, memoryd.cli as cli\n"
+        "import gc, memoryd.cli\n"
+        "from memoryd.start import frozen_imports\n"
         "runs = []\n"
         "gc.callbacks.append(lambda phase, info: runs.append(phase))\n"
-        "with cli.frozen_imports():\n"
+        "with frozen_imports():\n"
         "    import memoryd.serve.mcp\n"
         "print(len(runs), gc.isenabled(), gc.get_freeze_count() > 100_000)\n"
         "cycles = [[] for _ in range(50_000)]\n"
         "for c in cycles: c.append(c)\n"
         "print(len(runs) > 0)\n"
         "try:\n"
-        "    with cli.frozen_imports():\n"
+        "    with frozen_imports():\n"
         "        import memoryd.no_such_module\n"
         "except ImportError:\n"
         "    print(gc.isenabled())\n"
@@ -133,3 +135,20 @@ def test_the_sdk_is_imported_without_the_gc_and_left_frozen_with_the_gc_on() -> 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "0 True True\nTrue\nTrue\n"
+
+
+def test_the_command_and_python_m_import_the_cli_frozen() -> None:
+    pyproject = tomllib.loads(
+        (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    )
+    assert pyproject["project"]["scripts"] == {"memoryd": "memoryd.start:main"}
+    code = (
+        "import atexit, gc, runpy, sys\n"
+        "atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 10_000))\n"
+        "sys.argv = ['memoryd', '--version']\n"
+        "runpy.run_module('memoryd', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "version" in done.stdout
+    assert done.stdout.endswith("\nTrue True\n")

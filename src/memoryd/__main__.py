@@ -1,5 +1,5 @@
 """`python -m memoryd`: the same as the `memoryd` command."""
 
-from memoryd.cli import main
+from memoryd.start import main
 
 main()

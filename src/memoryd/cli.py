@@ -9,12 +9,10 @@ A command imports what only it runs when it runs (`LAZY`, and imports inside a c
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -31,13 +29,14 @@ from memoryd.errors import (
 )
 from memoryd.home import Home, resolve
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
+from memoryd.indexer import Names, catch_up, catch_up_session, nothing_new
 from memoryd.memory import commands as memory_commands
 from memoryd.options import GROUP_HOME, echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
 from memoryd.serve.client import serves
+from memoryd.start import frozen_imports
 
 T = TypeVar("T")
 
@@ -69,8 +68,8 @@ def _indexed(
 
     When a daemon serves the home, its watcher keeps the index up to date with the logs: only
     `session` (the one the command is made for) is caught up here, as the daemon's own recall
-    does, so a turn its loop has just written is found. Otherwise `catch_up` reads the sessions
-    whose folder or current log changed, told by a stat of each (`indexer.changes`)."""
+    does, so a turn its loop has just written is found. Otherwise a catch-up that would read
+    nothing is told by a stat of each session's folder and current log (`nothing_new`)."""
     home = resolve(home_dir).require()
     names = _names(home)
     served = serves(home)
@@ -100,7 +99,7 @@ def _answered(
         if served:
             if session is not None:
                 catch_up_session(index, home.sessions, session, names)
-        else:
+        elif not nothing_new(index, home.sessions):
             catch_up(index, home.sessions, names)
         memory_commands.up_to_date(home, index)
         return answer(home, index)
@@ -320,21 +319,6 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
 cli.add_command(memory_commands.memory_group)
 cli.add_command(memory_commands.check_command)
 cli.add_command(memory_commands.block_command)
-
-
-@contextlib.contextmanager
-def frozen_imports() -> Iterator[None]:
-    """Imports made inside run with the cyclic GC off, and what they made is then frozen out of
-    its sight (`gc.freeze`): module-level objects live as long as the process anyway."""
-    # The MCP SDK's import builds about 550 pydantic models: the GC scanned them again and again
-    # while they were built, and its later full collections scanned them all again (measured:
-    # `memoryd mcp` to its first answer took 0.65x the CPU time with this, docs/architecture.md).
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 def main() -> None:
