@@ -411,3 +411,23 @@ def test_a_listen_port_in_other_digits_is_refused() -> None:
     with pytest.raises(MemorydError, match="give HOST:PORT"):
         parse_listen("127.0.0.1:\u0668\u0660", public=False)
     assert parse_listen("[fe80::1%eth0]:8765", public=True) == ("fe80::1%eth0", 8765)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/block?session=pub&session=sec",
+        "/v1/memory/files?session=pub&session=sec",
+        "/v1/memory/files?as=owner&as=owner",
+    ],
+)
+def test_a_query_that_gives_a_parameter_twice_is_refused(
+    api: TestClient, home: Home, path: str
+) -> None:
+    # The app reads the last: a filter in front of it reading the first would pass a public
+    # session's request that memoryd answers for a secret one.
+    write_log(home, "pub", [{"type": "session", "class": "public"}])
+    write_log(home, "sec", [{"type": "session", "class": "secret"}])
+    answer = api.get(path)
+    assert answer.status_code == 422, answer.text
+    assert "gives one parameter twice" in answer.json()["error"]["message"]

@@ -10,6 +10,7 @@ import json
 import logging
 import uuid
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +39,9 @@ class Guard:
             client = scope.get("client") or ("?", 0)
             log.warning("401: %s %s from %s without a valid token", *_what(scope), client[0])
             await _answer(send, 401, "unauthorized", _UNAUTHORISED, bearer=True)
+            return
+        if _param_twice(scope):
+            await _answer(send, 422, "invalid", _PARAM_TWICE)
             return
         body = await _read(receive)
         if body is None:
@@ -101,6 +105,17 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(found) != len(pairs):
         raise _Twice
     return found
+
+
+_PARAM_TWICE = "the query string gives one parameter twice: give each once"
+
+
+def _param_twice(scope: Scope) -> bool:
+    """Whether the query string gives one parameter twice (`?session=pub&session=sec`): the
+    app reads the last, a proxy or a filter in front of it may read the first."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    names = [name for name, _ in parse_qsl(query, keep_blank_values=True)]
+    return len(names) != len(set(names))
 
 
 def _key_twice(scope: Scope, body: bytes) -> bool:
