@@ -431,3 +431,11 @@ def test_a_query_that_gives_a_parameter_twice_is_refused(
     answer = api.get(path)
     assert answer.status_code == 422, answer.text
     assert "gives one parameter twice" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("names", ['agent = "kyle"\nowner = "kyle"\n', 'agent = "Owner"\n'])
+def test_an_agent_named_as_its_owner_is_refused(home: Home, names: str) -> None:
+    # Every item says who spoke: the agent's own words would read as its owner's.
+    home.config.write_text(names, encoding="utf-8")
+    with pytest.raises(ConfigError, match="name the same one"):
+        load(home.config)

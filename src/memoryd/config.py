@@ -113,6 +113,9 @@ def load(path: Path) -> Config:
         honcho=_honcho(raw["honcho"], path) if "honcho" in raw else None,
         connect=_connect(raw.get("connect", {}), path),
     )
+    if config.agent.casefold() == config.owner.casefold():
+        # Every item says who spoke: the agent's own words would read as the owner's.
+        raise ConfigError(f"{path}: `agent` and `owner` name the same one: give each a name")
     if config.honcho is not None:
         for key in ("agent", "owner"):
             if not HONCHO_ID.fullmatch(getattr(config, key)):
