@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from logs import AT, turn, write_log
 from memoryd.cli import cli
 from memoryd.config import load
+from memoryd.connect.commands import connect_group
 from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
 from memoryd.home import Home, resolve
 from memoryd.honcho.commands import sync_command
@@ -439,3 +440,24 @@ def test_an_agent_named_as_its_owner_is_refused(home: Home, names: str) -> None:
     home.config.write_text(names, encoding="utf-8")
     with pytest.raises(ConfigError, match="name the same one"):
         load(home.config)
+
+
+@pytest.mark.parametrize(
+    ("variable", "args"),
+    [
+        ("CLAUDE_CONFIG_DIR", ["claude-code"]),
+        ("CODEX_HOME", ["codex"]),
+        ("", ["claude-code", "--from", "/tmp/no\n\x1b]0;owned\x07"]),
+    ],
+)
+def test_a_hosts_folder_from_the_environment_is_shown_as_one_line(
+    monkeypatch: pytest.MonkeyPatch, variable: str, args: list[str]
+) -> None:
+    if variable:
+        monkeypatch.setenv(variable, "/tmp/no\nmemoryd: a forged line\x1b]0;owned\x07")
+    done = CliRunner().invoke(connect_group, args)
+    # A refusal is raised to `main`, which prints it as it is: its message is the line.
+    shown = str(done.exception) if isinstance(done.exception, MemorydError) else done.output
+    assert "transcripts" in shown, shown
+    assert len(shown.strip().splitlines()) == 1, shown
+    assert not any(c in shown for c in "\x1b\x07"), shown

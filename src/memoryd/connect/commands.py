@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.connect import claude_code, codex, settings
 from memoryd.connect.events import Host
@@ -42,13 +43,15 @@ def _run(
     home = resolve(home_dir).create()
     root = Path(source) if source else host.folder()
     if not root.is_dir():
+        # From --from or the host's variable: shown as one line, without an escape sequence.
+        shown = boundary.name(str(root), 300)
         if source is None and not follow:
             # The host was never run here: nothing to read yet is not a mistake.
             if not quiet:
-                click.echo(f"{host.name}: no transcripts yet at {root}: nothing to read")
+                click.echo(f"{host.name}: no transcripts yet at {shown}: nothing to read")
             return
         raise ConnectError(
-            f"no {host.name} transcripts at {root}: run {host.name} once, or pass --from DIR"
+            f"no {host.name} transcripts at {shown}: run {host.name} once, or pass --from DIR"
         )
     trusted = config_file.load(home.config).trusted_tools(host.name)
     follower = Follower(home, host, root, trusted)
