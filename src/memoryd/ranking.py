@@ -8,6 +8,9 @@ Pure: the search fetches the candidates and the items next to them; this orders 
   words aside: `stopwords`); for a query of three such words or more, then those whose
   conversation holds all but one (a known item asked with one word it does not hold, a
   question with one word its answer does not use); then the rest.
+- **Passages.** The words of one thing said stand near each other: a text longer than
+  `PASSAGE` holds the query's content words, for the tiers, as far as its passage holding the
+  most of them does (a message of thousands of words holds most words of any query somewhere).
 - **Score.** bm25 (FTS5's formula, `relevance.bm25`, with less weight on an item's length:
   `LENGTH`) over the query's stems, where an occurrence of a word only in another form
   (`travel` for `travelled`) counts `STEM_ONLY`.
@@ -47,6 +50,11 @@ SESSION = 0.5
 """The share of its session's best score an item gains (LoCoMo evidence recall@5, with the
 rest as built: 0.598 with none, 0.619 at 0.5, 0.621 at 1)."""
 
+PASSAGE = 1_000
+"""How far apart, in characters, the words of one thing said may stand (a paragraph, some 170
+words). A text longer than this holds the query's words, for the tiers, as far as one
+passage of it holds them: a text of thousands of words holds most words of any query
+somewhere, and holding them there says nothing of what it is about."""
 
 CHANGED = 1
 """How many of a stem's last characters may differ from its token's: Porter changes only a
@@ -111,24 +119,74 @@ class Scored:
 def score(
     text: str, query: Query, idf: dict[str, float], average: float
 ) -> tuple[frozenset[str], bool, float]:
-    """The query's content stems `text` holds, whether it holds every stem, and its bm25 score
-    over all of them (a function word adds a little to an item a content word found)."""
+    """The query's content stems `text` holds, whether it holds every stem (in a long text, as
+    far as its passage holding the most of them does: `PASSAGE`), and its bm25 score over all
+    of them (a function word adds a little to an item a content word found)."""
     folded = fold(text)
     if not any(c in folded for c in query.cores):
         return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
+    counts, written, length = _counts(folded, query)
+    held, whole = _passage(folded, query, counts, written)
+    return held, whole, bm25(counts, length, idf, average, LENGTH)
+
+
+def _counts(folded: str, query: Query) -> tuple[dict[str, float], set[str], int]:
+    """Each query stem's count in a folded text (another form of the word counts `STEM_ONLY`),
+    the tokens counted, and how many tokens the text holds."""
     counts: dict[str, float] = {}
+    written: set[str] = set()
     found, length = starting(folded, query.cores)
     starts = query.starts
     for token in found:
         if token[0] not in starts:
             continue
         s = stem(token)
-        written = query.forms.get(s)
-        if written is not None:
-            counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
+        forms = query.forms.get(s)
+        if forms is not None:
+            counts[s] = counts.get(s, 0.0) + (1.0 if token in forms else STEM_ONLY)
+            written.add(token)
+    return counts, written, length
+
+
+def _passage(
+    folded: str, query: Query, counts: dict[str, float], written: set[str]
+) -> tuple[frozenset[str], bool]:
+    """The content stems held by the passage of the text holding the most of them, and
+    whether it holds them all and the text every stem (a function word says nothing of what a
+    passage is about); the whole text's when it is no longer than a passage."""
     held = query.content.intersection(counts)
     whole = len(counts) == len(query.forms)
-    return held, whole, bm25(counts, length, idf, average, LENGTH)
+    if len(folded) <= PASSAGE or len(held) < 2:
+        return held, whole
+    # Each occurrence of a counted token of a content stem, in text order (`str.find`, in C).
+    places: list[tuple[int, str]] = []
+    for token in written:
+        s = stem(token)
+        if s not in held:
+            continue
+        at = folded.find(token)
+        while at >= 0:
+            end = at + len(token)
+            if (not at or not folded[at - 1].isalnum()) and not folded[end : end + 1].isalnum():
+                places.append((at, s))
+            at = folded.find(token, end)
+    places.sort()
+    best: frozenset[str] = frozenset()
+    inside: dict[str, int] = {}
+    first = 0
+    for at, s in places:
+        inside[s] = inside.get(s, 0) + 1
+        while at - places[first][0] > PASSAGE:
+            gone = places[first][1]
+            inside[gone] -= 1
+            if not inside[gone]:
+                del inside[gone]
+            first += 1
+        if len(inside) > len(best):
+            best = frozenset(inside)
+            if len(best) == len(held):
+                break  # no passage holds more than the text
+    return best, whole and best == query.content
 
 
 def _parts(key: str) -> tuple[str, int, str] | None:
