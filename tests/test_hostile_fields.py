@@ -12,13 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import click
+import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
 from memoryd.cli import cli
-from memoryd.config import load
+from memoryd.config import _url, load
 from memoryd.connect.commands import connect_group
 from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
 from memoryd.home import Home, resolve
@@ -461,3 +464,27 @@ def test_a_hosts_folder_from_the_environment_is_shown_as_one_line(
     assert "transcripts" in shown, shown
     assert len(shown.strip().splitlines()) == 1, shown
     assert not any(c in shown for c in "\x1b\x07"), shown
+
+
+_URL_PARTS = st.tuples(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "http:/"]),
+    st.sampled_from(["", "u@", "u:p@", f"{TOKEN}@", "@"]),
+    st.sampled_from(["127.0.0.1", "h", "[::1]", "[::1", "a b", "h\\x", ""]),
+    st.sampled_from(["", ":1", ":8000", ":0", ":99999", ":x", ":"]),
+    st.just("") | st.text(alphabet="/ab?#=&@%\\:. ", max_size=12).map("/".__add__),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_URL_PARTS.map("".join) | st.text(max_size=30))
+def test_a_honcho_url_taken_is_an_address_httpx_reads_alone(url: str) -> None:
+    try:
+        checked = _url({"url": url}, "memoryd.toml: [honcho]")
+    except ConfigError as e:
+        assert "url" in str(e)
+        return
+    parsed = httpx.URL(checked)
+    assert parsed.scheme in ("http", "https")
+    assert parsed.host
+    assert not parsed.userinfo and not parsed.query and not parsed.fragment
+    assert parsed.port is None or 1 <= parsed.port <= 65535
