@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from memoryd.config import _url, load
 from memoryd.connect.commands import connect_group
 from memoryd.errors import ConfigError, DaemonError, HomeError, MemorydError
 from memoryd.home import Home, resolve
+from memoryd.honcho import run as honcho_run
 from memoryd.honcho.commands import sync_command
 from memoryd.honcho.recalled import Kind, Result, Source, origin
 from memoryd.index import Index
@@ -488,3 +490,26 @@ def test_a_honcho_url_taken_is_an_address_httpx_reads_alone(url: str) -> None:
     assert parsed.host
     assert not parsed.userinfo and not parsed.query and not parsed.fragment
     assert parsed.port is None or 1 <= parsed.port <= 65535
+
+
+@pytest.mark.parametrize("value", ["hk-\u043a\u043b\u044e\u0447", "hk-a\nb", "hk-\x1b[2J"])
+def test_a_honcho_key_no_header_can_carry_is_a_config_error_not_a_traceback(
+    home: Home, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    monkeypatch.setenv("HONCHO_API_KEY", value)
+    home.config.write_text(
+        '[honcho]\nurl = "http://127.0.0.1:1"\nworkspace = "box"\n', encoding="utf-8"
+    )
+    config = load(home.config)
+    assert config.honcho is not None
+    with pytest.raises(ConfigError, match="HONCHO_API_KEY holds a character") as refused:
+        config.honcho.key()
+    assert value not in str(refused.value)
+    # The daemon's worker says so in its log and ends, rather than dying with a traceback.
+    escaped: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: escaped.append(hook.exc_value))
+    worker = honcho_run.start(home, config, threading.Event())
+    assert worker is not None
+    worker.join(10)
+    assert not escaped, escaped
+    assert "HONCHO_API_KEY holds a character" in caplog.text

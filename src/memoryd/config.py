@@ -66,8 +66,16 @@ class HonchoConfig:
     read: tuple[ReadSource, ...] = ()
 
     def key(self) -> str | None:
-        """The API key from `$key_env`, or None when it is unset or empty (no auth)."""
+        """The API key from `$key_env`, or None when it is unset or empty (no auth);
+        ConfigError when no header could carry it."""
         value = os.environ.get(self.key_env, "").strip()
+        if not (value.isascii() and value.isprintable()):
+            # It is sent in a header, which carries printable ASCII only: every call would end
+            # in a traceback (a line break inside passed for "unreachable").
+            raise ConfigError(
+                f"${self.key_env} holds a character an HTTP header cannot carry (not printable "
+                "ASCII): set it to the key alone"
+            )
         return value or None
 
 

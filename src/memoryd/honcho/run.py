@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.config import Config
-from memoryd.errors import LockError
+from memoryd.errors import ConfigError, LockError
 from memoryd.home import Home
 from memoryd.honcho.state import SyncState
 
@@ -113,6 +113,8 @@ def start(home: Home, config: Config, stop: threading.Event) -> threading.Thread
                 worker.run(stop)
         except LockError as e:
             log.warning("honcho: %s", e)
+        except ConfigError as e:  # the key's variable, read when the worker starts
+            log.error("honcho: %s; nothing is sent until memoryd is started again", e)
 
     thread = threading.Thread(target=run, name="memoryd-honcho", daemon=True)
     thread.start()
