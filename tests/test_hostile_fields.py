@@ -40,6 +40,9 @@ from memoryd.serve.guard import Guard
 from memoryd.serve.listen import parse_listen
 from memoryd.serve.service import Service
 from memoryd.serve.token import token
+from memoryd.window.app import build
+from memoryd.window.guard import WindowGuard
+from memoryd.window.keys import Keys
 from test_cli import memoryd
 from test_hostile import Secret
 
@@ -513,3 +516,17 @@ def test_a_honcho_key_no_header_can_carry_is_a_config_error_not_a_traceback(
     worker.join(10)
     assert not escaped, escaped
     assert "HONCHO_API_KEY holds a character" in caplog.text
+
+
+@pytest.mark.parametrize("param", ["done", "undone"])
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000])
+def test_a_journal_line_id_that_int_cannot_read_is_no_500(
+    home: Home, param: str, value: str
+) -> None:
+    keys = Keys()
+    app = WindowGuard(build(Service.open(home), keys), keys, "127.0.0.1", 8000)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as window:
+        assert window.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        page = window.get("/memory", params={param: value})
+    assert page.status_code == 200, page.text
+    assert "journal line" not in page.text

@@ -83,6 +83,12 @@ def _refusal(e: MemorydError) -> tuple[int, str]:
     return status_of(e)[0], redact(str(e))
 
 
+def _line_id(text: str) -> int | None:
+    """A journal line's id from the query, or None: `²` is a digit to `isdigit` but not to
+    `int`, and 5000 digits are past `int`'s limit (each was a 500)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
 def build(service: Service, keys: Keys) -> Starlette:
     """The window's pages over `service`, opened by links from `keys`."""
 
@@ -175,12 +181,12 @@ def build(service: Service, keys: Keys) -> Starlette:
         found = memory_page.files(service.memory)
         lines = memory_page.journal(service.memory)
         body = memory_page.page_body(found, chosen, lines, _csrf(request))
-        done = request.query_params.get("done", "")
-        undone = request.query_params.get("undone", "")
-        if message is None and done.isdigit():
-            message = notice(f"Done: journal line {int(done)}.")
-        if message is None and undone.isdigit():
-            message = notice(f"Undid journal line {int(undone)}.")
+        done = _line_id(request.query_params.get("done", ""))
+        undone = _line_id(request.query_params.get("undone", ""))
+        if message is None and done is not None:
+            message = notice(f"Done: journal line {done}.")
+        if message is None and undone is not None:
+            message = notice(f"Undid journal line {undone}.")
         return _html(page("Memory", "memory", join([message or "", body])), status_code)
 
     async def memory(request: Request) -> Response:
