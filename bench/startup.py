@@ -10,10 +10,10 @@ built one and whose `memory/index.sqlite` is its cached index), it times in `--r
   imports, the floor under every command;
 - `memoryd recall` end to end (process start to answer), without a daemon: the command's own
   work (no catch-up, reached only from here) and the CLI as it is (`catch_up`, which reads only
-  the sessions that changed), and with a daemon serving the home (the CLI catches up only
-  `--session`'s log, the daemon's watcher the rest);
-- the catch-up in process: `catch_up` and `nothing_new` on an unchanged home, beside what
-  bounds them, the same listing and two `lstat` calls a session with nothing else
+  the sessions that changed), in wall and in CPU time, and with a daemon serving the home (the
+  CLI catches up only `--session`'s log, the daemon's watcher the rest), in wall time;
+- the catch-up in process, in CPU time: `catch_up` and `nothing_new` on an unchanged home,
+  beside what bounds them, the same listing and two `lstat` calls a session with nothing else
   (`stat_floor`); and a `catch_up` after one append to one session's log (a session this
   benchmark makes in the home and removes after: no file of the home is written);
 - `memoryd mcp` from process start to the first `recall` answer over stdio, through the MCP
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,11 +50,13 @@ NAMES = Names(agent="agent", owner="owner")
 QUERY = "garden plans"
 
 OWN_WORK = (
-    "import sys, memoryd.cli as c; "
+    "import sys; from memoryd.start import frozen_imports\n"
+    "with frozen_imports(): import memoryd.cli as c\n"
     "c.serves = lambda home: False; c.catch_up = lambda index, sessions, names: None; "
     "sys.argv = ['memoryd', *sys.argv[1:]]; c.main()"
 )
-"""The CLI with no catch-up: the command's own work, the floor under the catch-up."""
+"""`memoryd` started as `memoryd.start` starts it, with no catch-up and no daemon probe: the
+command's own work, the floor under the catch-up."""
 
 APPENDED = "bench-startup-append"
 """The session `no_op_rows` makes in the home to append to, and removes."""
@@ -75,14 +78,23 @@ def small_home(root: Path, sessions: int) -> Home:
     return home
 
 
-def median_ms(run: Callable[[], object], runs: int) -> float:
-    """The median wall time of `run`, in milliseconds, after one warm-up run."""
+def children_cpu() -> float:
+    """The CPU time (user and system) of the child processes waited for so far, in seconds."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def median_ms(
+    run: Callable[[], object], runs: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """The median time of `run` by `clock` (wall time unless told), in milliseconds, after one
+    warm-up run."""
     run()
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = clock()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times) * 1e3
 
 
@@ -119,10 +131,13 @@ def recall_rows(home: Home, runs: int, wait: float) -> dict[str, float]:
     """`memoryd recall` end to end on `home`: the command's own work, the CLI without a daemon,
     the CLI with one."""
     args = ("--home", str(home.root), "recall", QUERY)
-    rows = {
-        "own work": median_ms(command(sys.executable, "-c", OWN_WORK, *args), runs),
-        "no daemon": median_ms(command(sys.executable, "-m", "memoryd", *args), runs),
-    }
+    own = command(sys.executable, "-c", OWN_WORK, *args)
+    alone = command(sys.executable, "-m", "memoryd", *args)
+    rows = {"own work": median_ms(own, runs), "no daemon": median_ms(alone, runs)}
+    # CPU time too: on a machine shared with other work it moves less than the wall time (the
+    # daemon's rows have none: the daemon's work is not the CLI process's).
+    rows["own work, CPU"] = median_ms(own, runs, children_cpu)
+    rows["no daemon, CPU"] = median_ms(alone, runs, children_cpu)
     session = sorted(os.listdir(home.sessions))[0]
     with daemon(home, wait):
         served = command(sys.executable, "-m", "memoryd", *args)
@@ -162,6 +177,9 @@ def no_op_rows(home: Home, runs: int) -> dict[str, float]:
         done = catch_up(index, home.sessions, NAMES)
         assert (done.read, done.items) == (1, 2), "the home changed under the benchmark"
 
+    def caught_up() -> None:
+        assert catch_up(index, home.sessions, NAMES).read == 0, "the home changed under it"
+
     append()
     try:
         with Index(home.index) as index:
@@ -172,10 +190,14 @@ def no_op_rows(home: Home, runs: int) -> dict[str, float]:
                 for session, epoch in index.conn.execute("SELECT session, epoch FROM logs")
             ]
             return {
-                "catch_up": median_ms(lambda: catch_up(index, home.sessions, NAMES), runs),
-                "nothing_new": median_ms(lambda: nothing_new(index, home.sessions), runs),
-                "stat_floor": median_ms(lambda: stat_floor(home.sessions, logs), runs),
-                "catch_up after one append": median_ms(appended, runs),
+                "catch_up": median_ms(caught_up, runs, time.process_time),
+                "nothing_new": median_ms(
+                    lambda: nothing_new(index, home.sessions), runs, time.process_time
+                ),
+                "stat_floor": median_ms(
+                    lambda: stat_floor(home.sessions, logs), runs, time.process_time
+                ),
+                "catch_up after one append": median_ms(appended, runs, time.process_time),
             }
     finally:
         shutil.rmtree(folder)
@@ -258,15 +280,15 @@ def report(figures: dict[str, object]) -> None:
             f"\n{name} home" + (f" ({found['sessions']} sessions)" if "sessions" in found else "")
         )
         recall = found["recall"]
-        own = recall["own work"]
         for row, ms in recall.items():
+            own = recall["own work, CPU" if row.endswith("CPU") else "own work"]
             print(
                 f"  memoryd recall, {row:17} {ms:8.1f} ms  {ms - own:+7.1f} ms over its own "
                 f"work  {ms / floor:6.1f}x python"
             )
         no_op = found["no-op catch-up"]
         print(
-            f"  in process, unchanged: catch_up {no_op['catch_up']:.1f} ms "
+            f"  in process (CPU), unchanged: catch_up {no_op['catch_up']:.1f} ms "
             f"({no_op['catch_up'] / no_op['stat_floor']:.2f}x the stat floor), nothing_new "
             f"{no_op['nothing_new']:.1f} ms ({no_op['nothing_new'] / no_op['stat_floor']:.2f}x), "
             f"the floor {no_op['stat_floor']:.1f} ms; catch_up after one append "
