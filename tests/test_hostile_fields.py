@@ -44,7 +44,7 @@ from memoryd.window.app import build
 from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
 from test_cli import memoryd
-from test_hostile import Secret
+from test_hostile import COUNT, FORGES, TAGS, Secret, check_answer, hostile
 
 KEY = Secret("sk-ant-" + "api03-" + "Fk7_" * 12, "Fk7_Fk7_Fk7_")
 """A key as planted, and a run of it that must appear nowhere."""
@@ -530,3 +530,26 @@ def test_a_journal_line_id_that_int_cannot_read_is_no_500(
         page = window.get("/memory", params={param: value})
     assert page.status_code == 200, page.text
     assert "journal line" not in page.text
+
+
+def test_files_of_the_owners_config_edited_by_hand_forge_nothing_in_the_block_or_recall(
+    home: Home,
+) -> None:
+    home.config.write_text(
+        '[memory.files."people.md"]\nkind = "identity"\nclass = "public"\n'
+        '[memory.files."projects.md"]\nbudget = 9000\n',
+        encoding="utf-8",
+    )
+    hostile_text = "\n\n".join(hostile(n) for n in range(COUNT))
+    (home.memory / "identity").mkdir(exist_ok=True)
+    (home.memory / "identity" / "people.md").write_text(
+        f"# {FORGES[0]}\n\n{hostile_text}\n", encoding="utf-8"
+    )
+    (home.memory / "projects.md").write_text(f"# {TAGS[0]}\n\n{hostile_text}\n", encoding="utf-8")
+    write_log(home, "pub", [{"type": "session", "class": "public"}])
+    for args in (("block",), ("block", "--session", "pub"), ("recall", "walrus", "-k", "20")):
+        done = memoryd(*args, home=home)
+        assert done.returncode == 0, done.stderr
+        check_answer(done.stdout)
+    shown = memoryd("block", home=home).stdout
+    assert shown.count("walrus") >= 2 * COUNT, shown  # every entry of both files is shown
