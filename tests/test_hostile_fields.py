@@ -553,3 +553,10 @@ def test_files_of_the_owners_config_edited_by_hand_forge_nothing_in_the_block_or
         check_answer(done.stdout)
     shown = memoryd("block", home=home).stdout
     assert shown.count("walrus") >= 2 * COUNT, shown  # every entry of both files is shown
+
+
+def test_a_user_data_dir_with_a_line_break_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", "/tmp/x\nmemoryd: a forged line")
+    with pytest.raises(HomeError, match=r"^the user data dir holds a control character"):
+        resolve(None)

@@ -82,7 +82,7 @@ def resolve(option: str | os.PathLike[str] | None) -> Home:
     env = os.environ.get("MEMORYD_HOME")
     if env:
         return Home(_given(Path(env), "$MEMORYD_HOME"))
-    return Home(Path(platformdirs.user_data_dir("memoryd")))
+    return Home(_given(Path(platformdirs.user_data_dir("memoryd")), "the user data dir"))
 
 
 def _given(path: Path, where: str) -> Path:
