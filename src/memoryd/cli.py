@@ -29,7 +29,7 @@ from memoryd.errors import (
 )
 from memoryd.home import Home, resolve
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session, nothing_new
+from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.memory import commands as memory_commands
 from memoryd.options import GROUP_HOME, echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
@@ -68,8 +68,8 @@ def _indexed(
 
     When a daemon serves the home, its watcher keeps the index up to date with the logs: only
     `session` (the one the command is made for) is caught up here, as the daemon's own recall
-    does, so a turn its loop has just written is found. Otherwise a catch-up that would read
-    nothing is told by a stat of each session's folder and current log (`nothing_new`)."""
+    does, so a turn its loop has just written is found. Otherwise `catch_up` reads the sessions
+    whose folder or current log changed, told by a stat of each (`indexer.changes`)."""
     home = resolve(home_dir).require()
     names = _names(home)
     served = serves(home)
@@ -99,7 +99,7 @@ def _answered(
         if served:
             if session is not None:
                 catch_up_session(index, home.sessions, session, names)
-        elif not nothing_new(index, home.sessions):
+        else:
             catch_up(index, home.sessions, names)
         memory_commands.up_to_date(home, index)
         return answer(home, index)
