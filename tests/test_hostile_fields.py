@@ -560,3 +560,12 @@ def test_a_user_data_dir_with_a_line_break_is_refused(monkeypatch: pytest.Monkey
     monkeypatch.setenv("XDG_DATA_HOME", "/tmp/x\nmemoryd: a forged line")
     with pytest.raises(HomeError, match=r"^the user data dir holds a control character"):
         resolve(None)
+
+
+@pytest.mark.parametrize(
+    "nested", ["agent = " + "[" * 5000 + "]" * 5000, "x = {" * 3000 + "}" * 3000]
+)
+def test_a_config_nested_past_the_parser_is_a_config_error(home: Home, nested: str) -> None:
+    home.config.write_text(nested, encoding="utf-8")
+    with pytest.raises(ConfigError, match="deeper than TOML's parser reads"):
+        load(home.config)

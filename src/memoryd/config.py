@@ -109,6 +109,10 @@ def load(path: Path) -> Config:
         raise ConfigError(f"cannot read {path}: {e}") from e
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}; fix it or remove it") from e
+    except RecursionError:
+        raise ConfigError(
+            f"{path} nests arrays or tables deeper than TOML's parser reads: fix it or remove it"
+        ) from None
     unknown = sorted(set(raw) - _KNOWN)
     if unknown:
         raise ConfigError(
