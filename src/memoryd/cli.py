@@ -275,9 +275,9 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
 @home_option
 def serve_command(listen: str | None, public: bool, window: bool, home_dir: str | None) -> None:
     """Serve the home to an agent loop until SIGTERM or SIGINT (the API is in /openapi.json)."""
-    from memoryd.serve.daemon import serve  # the server stack, only when serving
-    from memoryd.serve.stderr import log_to_stderr
-
+    with frozen_imports():
+        from memoryd.serve.daemon import serve  # the server stack, only when serving
+        from memoryd.serve.stderr import log_to_stderr
     log_to_stderr()
     serve(resolve(home_dir), listen, public, window)
 
@@ -309,9 +309,9 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
             from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
         run(resolve(home_dir), session)
         return
-    from memoryd.serve import mcp_http  # the server stack, only when listening
-    from memoryd.serve.stderr import log_to_stderr
-
+    with frozen_imports():
+        from memoryd.serve import mcp_http  # the server stack, only when listening
+        from memoryd.serve.stderr import log_to_stderr
     log_to_stderr()
     mcp_http.run(resolve(home_dir), session, listen, public)
 
