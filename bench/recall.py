@@ -17,10 +17,11 @@ natural questions, known items; see `bench/queries.py`). After a warm-up, each q
 k=5 and k=20 on the same open index, in several passes (each keeps its median time): the search
 behind `recall`, `memoryd.search.search(index, terms, k)`, and the raw query
 `index.search(some(terms), k)` (every term quoted, joined by OR, `ORDER BY rank LIMIT k`), which
-of the two goes first alternating, each timed with `time.perf_counter`. The report gives
-p50/p95/p99 and the memoryd/raw ratios, known-item recall, where memoryd's time goes (the search
-run again with each `Index` call timed), known-item queries with one word wrong (quality only)
-and the issue's targets as PASS/FAIL lines.
+of the two goes first alternating, each timed with `time.perf_counter` (with `--cpu`, the
+thread's CPU time, `time.thread_time`: what other processes take of a shared machine is left
+out). The report gives p50/p95/p99 and the memoryd/raw ratios, known-item recall, where
+memoryd's time goes (the search run again with each `Index` call timed), known-item queries with
+one word wrong (quality only) and the issue's targets as PASS/FAIL lines.
 
 This file measures the queries and runs the benchmark; beside it, `indexes.py` builds, caches
 and times the indexes, `profiling.py` times the `Index` calls of a search, `runs.py` holds the
@@ -58,11 +59,14 @@ INDEX_BENCH_DEFAULT = "10000,100000"
 INDEX_REPEATS = 3
 
 
-def timed(run: Callable[[], list[Hit]]) -> tuple[float, list[Hit]]:
-    """Seconds a search took, and its hits."""
-    start = time.perf_counter()
+Clock = Callable[[], float]
+
+
+def timed(run: Callable[[], list[Hit]], clock: Clock) -> tuple[float, list[Hit]]:
+    """Seconds a search took by `clock`, and its hits."""
+    start = clock()
     hits = run()
-    return time.perf_counter() - start, hits
+    return clock() - start, hits
 
 
 def memoryd_search(ix: Index, found: list[str], k: int) -> Callable[[], list[Hit]]:
@@ -76,7 +80,12 @@ def raw_search(ix: Index, found: list[str], k: int) -> Callable[[], list[Hit]]:
 
 
 def measure(
-    ix: Index, todo: list[queries.Query], passes: int, label: str, ks: tuple[int, ...] = KS
+    ix: Index,
+    todo: list[queries.Query],
+    passes: int,
+    label: str,
+    ks: tuple[int, ...] = KS,
+    clock: Clock = time.perf_counter,
 ) -> list[Run]:
     """Run every query at every k of `ks`, memoryd and raw, in `passes` passes over the list.
 
@@ -96,11 +105,11 @@ def measure(
             for n, terms in enumerate(found):
                 for j, k in enumerate(ks):
                     if (n + j + p) % 2 == 0:
-                        t_mine, mine_hits = timed(memoryd_search(ix, terms, k))
-                        t_raw, raw_hits = timed(raw_search(ix, terms, k))
+                        t_mine, mine_hits = timed(memoryd_search(ix, terms, k), clock)
+                        t_raw, raw_hits = timed(raw_search(ix, terms, k), clock)
                     else:
-                        t_raw, raw_hits = timed(raw_search(ix, terms, k))
-                        t_mine, mine_hits = timed(memoryd_search(ix, terms, k))
+                        t_raw, raw_hits = timed(raw_search(ix, terms, k), clock)
+                        t_mine, mine_hits = timed(memoryd_search(ix, terms, k), clock)
                     mine.setdefault((n, k), []).append(t_mine)
                     raw.setdefault((n, k), []).append(t_raw)
                     if p == 0:
@@ -140,14 +149,16 @@ def bench_size(size: int, args: argparse.Namespace, index_sizes: set[int]) -> Si
         warm = queries.make(ix.conn, vocab, WARMUP, f"{args.seed}:{size}:warm-up")
         copies = queries.copies(ix.conn, todo)
         log(f"  warm-up: {len(warm)} queries, not counted")
-        measure(ix, warm, 1, "warm-up")
+        # The thread's CPU time leaves out what other processes take of a shared machine.
+        clock = time.thread_time if args.cpu else time.perf_counter
+        measure(ix, warm, 1, "warm-up", clock=clock)
         log(f"  measuring: {len(todo)} queries x k={KS} x {args.passes} passes")
-        runs = measure(ix, todo, args.passes, "queries")
+        runs = measure(ix, todo, args.passes, "queries", clock=clock)
         wrong: list[Run] = []
         if args.wrong:
             found = queries.one_wrong(ix.conn, vocab, args.wrong, f"{args.seed}:{size}:one-wrong")
             log(f"  quality only: {len(found)} known-item queries with one word wrong, k={max(KS)}")
-            wrong = measure(ix, found, 1, "one word wrong", (max(KS),))
+            wrong = measure(ix, found, 1, "one word wrong", (max(KS),), clock)
         profiles: list[Profile] = []
         if args.phases:
             log(f"  profiling memoryd's search for every query at k={max(KS)}")
@@ -199,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         default=WRONG,
         help="known-item queries with one word wrong, per size, for quality only "
         "(default %(default)s; 0: none)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time memoryd and the raw query by the thread's CPU time, not the wall clock "
+        "(on a machine others load too)",
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached indexes")
     args = parser.parse_args(argv)

@@ -213,7 +213,8 @@ def report(
         f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, {platform.machine()}; "
         f"{version}; seed `{args.seed}`; {args.queries} queries per size, each at k=5 "
         f"and k=20, {args.passes} pass{'' if args.passes == 1 else 'es'} (each query's median), "
-        f"after {WARMUP} warm-up queries; times in ms.",
+        f"after {WARMUP} warm-up queries; times in ms"
+        f"{' (CPU time of the thread: `--cpu`)' if args.cpu else ''}.",
         "",
         "### Indexing",
         "",
