@@ -518,18 +518,25 @@ def test_a_honcho_key_no_header_can_carry_is_a_config_error_not_a_traceback(
     assert "HONCHO_API_KEY holds a character" in caplog.text
 
 
-@pytest.mark.parametrize("param", ["done", "undone"])
-@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000])
-def test_a_journal_line_id_that_int_cannot_read_is_no_500(
-    home: Home, param: str, value: str
-) -> None:
+@pytest.fixture
+def window(home: Home) -> Iterator[TestClient]:
     keys = Keys()
     app = WindowGuard(build(Service.open(home), keys), keys, "127.0.0.1", 8000)
-    with TestClient(app, base_url="http://127.0.0.1:8000") as window:
-        assert window.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
-        page = window.get("/memory", params={param: value})
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("path", "param"), [("/memory", "done"), ("/memory", "undone"), ("/status", "retried")]
+)
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000])
+def test_a_number_that_int_cannot_read_is_no_500(
+    window: TestClient, path: str, param: str, value: str
+) -> None:
+    page = window.get(path, params={param: value})
     assert page.status_code == 200, page.text
-    assert "journal line" not in page.text
+    assert "journal line" not in page.text and "queued again" not in page.text
 
 
 def test_files_of_the_owners_config_edited_by_hand_forge_nothing_in_the_block_or_recall(
@@ -569,3 +576,38 @@ def test_a_config_nested_past_the_parser_is_a_config_error(home: Home, nested: s
     home.config.write_text(nested, encoding="utf-8")
     with pytest.raises(ConfigError, match="deeper than TOML's parser reads"):
         load(home.config)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""A JSON line nested past the parser's recursion limit: json.loads raises RecursionError."""
+
+
+def test_files_of_memoryds_nested_by_hand_past_the_parser_are_damage_not_a_traceback(
+    home: Home, window: TestClient
+) -> None:
+    write_log(home, "s1", turn("where is the walrus", "the walrus is on the ice"))
+    assert memoryd("memory", "add", "notes.md", "the walrus is big", home=home).returncode == 0
+    assert memoryd("recall", "walrus", home=home).returncode == 0  # a recall log line
+    (home.memory / "connect").mkdir(mode=0o700)
+    for path in (
+        home.memory / "journal.jsonl",
+        home.memory / "connect" / "claude-code.json",
+        home.memory / "forgotten.jsonl",
+        home.memory / "forgetting.json",
+        *home.recalls.glob("*.jsonl"),
+    ):
+        with path.open("a", encoding="utf-8") as f:
+            f.write(DEEP + "\n")
+        path.chmod(0o600)
+    status = memoryd("status", home=home)
+    assert status.returncode == 0, status.stderr
+    assert "connect claude-code` cannot be read" in status.stdout
+    log = memoryd("memory", "log", home=home)
+    assert "nested too deep" in log.stderr and "the walrus is big" in log.stdout, log.stderr
+    assert window.get("/status").status_code == 200
+    forgot = memoryd("forget", "--query", "walrus", "--yes", home=home)
+    assert forgot.returncode == 0, forgot.stderr
+    connected = memoryd("connect", "claude-code", "--from", str(home.root), home=home)
+    assert "claude-code.json cannot be read" in connected.stderr, connected.stderr
+    for done in (status, log, forgot, connected):
+        assert "Traceback" not in done.stderr

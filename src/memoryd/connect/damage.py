@@ -35,7 +35,7 @@ def damage(memory: Path) -> dict[str, Any]:
             positions = list(raw["transcripts"].values())
         except FileNotFoundError:
             continue
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             unreadable.append(host)
             continue
         for position in positions:

@@ -114,7 +114,7 @@ class Follower:
             return found
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise ConnectError(
                 f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
                 "the connector again (it reads every transcript again, writing each session's "

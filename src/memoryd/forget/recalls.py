@@ -70,7 +70,7 @@ def scrub(recalls: Path, keys: Collection[str], word_digests: Collection[str], s
                 at, start = start, start + len(raw) + 1
                 try:
                     entry = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(entry, dict) and _forgets(entry, keys, word_digests, salt):
                     os.pwrite(fd, _blank(entry, len(raw)), at)

@@ -80,7 +80,7 @@ def begun(memory: Path) -> Begun | None:
         text = f.read()
     try:
         return Begun.from_json(text)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None  # written whole by a rename: one that does not parse was not memoryd's
 
 
@@ -123,7 +123,7 @@ def history(memory: Path) -> list[dict[str, Any]]:
     with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
         found = []
         for text in f:
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 entry = json.loads(text)
                 if _recorded(entry):
                     found.append(entry)

@@ -101,6 +101,8 @@ class Line:
             raw = json.loads(text)
         except json.JSONDecodeError as e:
             raise ValueError(f"not JSON ({e.msg})") from None
+        except RecursionError:  # a line nested 100,000 deep, by hand: every reader failed
+            raise ValueError("not JSON (nested too deep to read)") from None
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
         try:

@@ -83,9 +83,9 @@ def _refusal(e: MemorydError) -> tuple[int, str]:
     return status_of(e)[0], redact(str(e))
 
 
-def _line_id(text: str) -> int | None:
-    """A journal line's id from the query, or None: `²` is a digit to `isdigit` but not to
-    `int`, and 5000 digits are past `int`'s limit (each was a 500)."""
+def _number(text: str) -> int | None:
+    """A whole number from the query, or None: `²` is a digit to `isdigit` but not to `int`,
+    and 5000 digits are past `int`'s limit (each was a 500)."""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
@@ -181,8 +181,8 @@ def build(service: Service, keys: Keys) -> Starlette:
         found = memory_page.files(service.memory)
         lines = memory_page.journal(service.memory)
         body = memory_page.page_body(found, chosen, lines, _csrf(request))
-        done = _line_id(request.query_params.get("done", ""))
-        undone = _line_id(request.query_params.get("undone", ""))
+        done = _number(request.query_params.get("done", ""))
+        undone = _number(request.query_params.get("undone", ""))
         if message is None and done is not None:
             message = notice(f"Done: journal line {done}.")
         if message is None and undone is not None:
@@ -231,9 +231,9 @@ def build(service: Service, keys: Keys) -> Starlette:
         failed = await run_in_threadpool(honcho.failed, service.home)
         lines = await run_in_threadpool(recalls.recent, service.home.recalls, session)
         body = status.page_body(summary, failed, lines, session, _csrf(request))
-        retried = request.query_params.get("retried", "")
-        if retried.isdigit():
-            body = join([notice(f"{int(retried)} messages queued again."), body])
+        retried = _number(request.query_params.get("retried", ""))
+        if retried is not None:
+            body = join([notice(f"{retried} messages queued again."), body])
         return _html(page("Status", "status", body))
 
     async def retried(request: Request) -> Response:

@@ -48,7 +48,7 @@ def _tail(path: Path, size: int) -> bytes:
 def _parsed(raw: bytes) -> Recalled | None:
     try:
         line = json.loads(raw.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(line, dict):
         return None
