@@ -35,6 +35,7 @@ def test_a_long_text_holding_every_word_far_apart_holds_them_as_one_passage_does
     assert score(inside, QUERY, IDF, 10.0)[0] == {"blue", "kayak", "mill"}
     # A function word says nothing of what a passage is about: held anywhere, it is held.
     assert score(apart(["blue kayak mill harbour", "the"], 0), QUERY, IDF, 10.0)[1] is True
+    assert score(apart(["blue kayak mill harbour", "mill"], 0), QUERY, IDF, 10.0)[1] is False
     # Words a passage apart stand in one passage; a character more, they do not.
     gap = "y" * (PASSAGE - len("blue  "))
     assert score(f"blue {gap} kayak", QUERY, IDF, 10.0)[0] == {"blue", "kayak"}

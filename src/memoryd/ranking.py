@@ -125,42 +125,36 @@ def score(
     folded = fold(text)
     if not any(c in folded for c in query.cores):
         return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
-    counts, written, length = _counts(folded, query)
-    held, whole = _passage(folded, query, counts, written)
-    return held, whole, bm25(counts, length, idf, average, LENGTH)
-
-
-def _counts(folded: str, query: Query) -> tuple[dict[str, float], set[str], int]:
-    """Each query stem's count in a folded text (another form of the word counts `STEM_ONLY`),
-    the tokens counted, and how many tokens the text holds."""
     counts: dict[str, float] = {}
-    written: set[str] = set()
     found, length = starting(folded, query.cores)
     starts = query.starts
+    long = len(folded) > PASSAGE
+    counted: set[str] = set()  # a long text's tokens of the query, for `_passage`
     for token in found:
         if token[0] not in starts:
             continue
         s = stem(token)
-        forms = query.forms.get(s)
-        if forms is not None:
-            counts[s] = counts.get(s, 0.0) + (1.0 if token in forms else STEM_ONLY)
-            written.add(token)
-    return counts, written, length
+        written = query.forms.get(s)
+        if written is not None:
+            counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
+            if long:
+                counted.add(token)
+    held = query.content.intersection(counts)
+    whole = len(counts) == len(query.forms)
+    if long and len(held) > 1:
+        held, whole = _passage(folded, query, held, counted, whole)
+    return held, whole, bm25(counts, length, idf, average, LENGTH)
 
 
 def _passage(
-    folded: str, query: Query, counts: dict[str, float], written: set[str]
+    folded: str, query: Query, held: frozenset[str], counted: set[str], whole: bool
 ) -> tuple[frozenset[str], bool]:
-    """The content stems held by the passage of the text holding the most of them, and
-    whether it holds them all and the text every stem (a function word says nothing of what a
-    passage is about); the whole text's when it is no longer than a passage."""
-    held = query.content.intersection(counts)
-    whole = len(counts) == len(query.forms)
-    if len(folded) <= PASSAGE or len(held) < 2:
-        return held, whole
-    # Each occurrence of a counted token of a content stem, in text order (`str.find`, in C).
+    """Of a long text holding the content stems `held` (`whole`: and every stem) in its tokens
+    `counted`, those its passage holding the most of them holds, and whether it holds them all
+    and the text every stem (a function word says nothing of what a passage is about)."""
+    # Each occurrence of a token of a held stem, in text order (`str.find`, in C).
     places: list[tuple[int, str]] = []
-    for token in written:
+    for token in counted:
         s = stem(token)
         if s not in held:
             continue
