@@ -87,6 +87,7 @@ CHANGES: dict[str, tuple[Callable[[Home], object], set[str]]] = {
     "a log written anew, shorter": (_shorter, {"s2"}),
     "a log replaced by a shorter one": (_replaced, {"s2"}),
     "a session removed": (lambda h: shutil.rmtree(h.sessions / "s3"), {"s3"}),
+    "a session renamed": (lambda h: (h.sessions / "s3").rename(h.sessions / "s6"), {"s3", "s6"}),
     "a link in a session's place": (_linked, {"s3"}),
     "a file in a session's place": (_filed, {"s3"}),
     "the sessions folder removed": (lambda h: shutil.rmtree(h.sessions), {"s1", "s2", "s3"}),

@@ -262,23 +262,14 @@ def changes(index: Index, sessions: Path) -> Iterator[Change]:
     is_dir = stat.S_ISDIR
     try:
         listed = os.listdir(fd)
-        known = {mark[0] for mark in marks}
-        if not known.issuperset(listed):
-            for name in listed:
-                if name not in known:
-                    try:
-                        found = lstat(name, dir_fd=fd)
-                    except FileNotFoundError:
-                        continue  # gone since the listing
-                    # A linked folder is not followed: it would read logs from outside the home.
-                    if is_dir(found.st_mode) and is_session_id(name):
-                        yield Change(name, found.st_mtime_ns)
+        present = 0
         for session, epoch, size, folder_mtime in marks:
             try:
                 found = lstat(session, dir_fd=fd)
             except FileNotFoundError:
                 yield Change(session, None)
                 continue
+            present += 1
             if not is_dir(found.st_mode):
                 yield Change(session, None)
                 continue
@@ -290,6 +281,19 @@ def changes(index: Index, sessions: Path) -> Iterator[Change]:
                 # The session id rule is checked again on each read: one an older memoryd let
                 # through goes with its items.
                 yield Change(session, found.st_mtime_ns if is_session_id(session) else None)
+        # The listing holds every session still there: with no more names than that, it holds
+        # no other (a name made after the listing waits for the next catch-up).
+        if len(listed) != present:
+            known = {mark[0] for mark in marks}
+            for name in listed:
+                if name not in known:
+                    try:
+                        found = lstat(name, dir_fd=fd)
+                    except FileNotFoundError:
+                        continue  # gone since the listing
+                    # A linked folder is not followed: it would read logs from outside the home.
+                    if is_dir(found.st_mode) and is_session_id(name):
+                        yield Change(name, found.st_mtime_ns)
     finally:
         os.close(fd)
 
