@@ -16,12 +16,15 @@ from memoryd.home import Home
 from memoryd.honcho import run
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.forget import forget_in_honcho, new_target
+from memoryd.honcho.ids import fleet_session
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Backoff, Target, Worker
 from test_honcho_sync import SlowToGiveUp
 from test_memory_support import add, memory_of
 
 SECRETISH = "zanzibarquokka"  # the forgotten text's distinctive word
+FLEET_S1 = fleet_session("s1", "boxmaker")
+"""Where the fleet holds session s1 of the workers' agent."""
 
 
 def public_session(home: Home, session: str = "s1") -> None:
@@ -67,20 +70,22 @@ def test_a_sent_turn_forgotten_deletes_its_sessions_and_sends_the_others_once_el
     worker = make()
     assert worker.run_until(time.time() + 10)
     before = fake.messages(WS, "s1")
-    assert len(before) == 6 and len(fake.messages(FLEET, "s1")) == 6
+    assert len(before) == 6 and len(fake.messages(FLEET, FLEET_S1)) == 6
     since = len(fake.requests)
 
     forget_in_honcho(home, ["s1:2:user", "s1:2:reply"])
     assert "  forget  2 deletions pending" in run.status_lines(run.status(home, True))
     assert worker.run_until(time.time() + 10)
 
-    assert fake.deleted == [(WS, "s1"), (FLEET, "s1")]
+    assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
     resent = ["s1:1:user", "s1:1:reply", "s1:3:user", "s1:3:reply"]
     assert sent_keys(fake, since) == resent * 2  # each exactly once, in each workspace
     assert all(SECRETISH.encode() not in r.raw for r in fake.requests[since:])
+    moved = {}
     for workspace in (WS, FLEET):
         (session,) = {m["session_id"] for m in fake.messages(workspace)}
         assert session.startswith("s1-f") and session != "s1"
+        moved[workspace] = session
         kept = {m["metadata"]["key"]: m for m in before}
         for message in fake.messages(workspace):
             old = kept[message["metadata"]["key"]]
@@ -99,8 +104,10 @@ def test_a_sent_turn_forgotten_deletes_its_sessions_and_sends_the_others_once_el
     write_log(home, "s1", turn("fourth question", "fourth answer"))
     assert worker.run_until(time.time() + 10)
     assert sent_keys(fake)[-2:] == ["s1:4:user", "s1:4:reply"]
-    assert {m["session_id"] for m in fake.messages(WS)} == {session}
-    assert len(fake.messages(WS)) == 6
+    assert moved[FLEET] == fleet_session(moved[WS], "boxmaker")  # the same, namespaced
+    for workspace in (WS, FLEET):
+        assert {m["session_id"] for m in fake.messages(workspace)} == {moved[workspace]}
+        assert len(fake.messages(workspace)) == 6
 
 
 def test_no_byte_of_the_forgotten_text_stays_in_the_state_file_or_its_log(
@@ -180,7 +187,7 @@ def test_a_workspace_that_got_other_turns_of_the_session_is_deleted_too(
     assert worker.run_until(time.time() + 10)
     # The fleet never got the forgotten turn, but its first turn moves to the new id too:
     # the old session is deleted so the fleet does not hold it twice.
-    assert fake.deleted == [(WS, "s1"), (FLEET, "s1")]
+    assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
     assert [m["metadata"]["key"] for m in fake.messages(FLEET)] == ["s1:1:user", "s1:1:reply"]
 
 
@@ -201,7 +208,7 @@ def test_honcho_down_keeps_the_forget_queued_and_it_is_done_when_honcho_is_back(
     fake.behave(WS, "answer")
     restarted = make()  # a restart: the forget was kept in the file
     assert restarted.run_until(time.time() + 10)
-    assert fake.deleted == [(WS, "s1"), (FLEET, "s1")]
+    assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
     assert len(fake.messages(WS)) == 4 and len(fake.messages(FLEET)) == 4
     assert restarted.state.counts(time.time()).forgets == 0
 
@@ -213,7 +220,7 @@ def test_a_session_already_gone_counts_as_deleted(home: Home, fake: FakeHoncho, 
     forget_in_honcho(home, ["s1:2:reply"])
     fake.behave(WS, "missing", method="DELETE", times=1)
     assert worker.run_until(time.time() + 10)
-    assert fake.deleted == [(FLEET, "s1")]  # the own one answered 404: already gone
+    assert fake.deleted == [(FLEET, FLEET_S1)]  # the own one answered 404: already gone
     assert worker.state.counts(time.time()).forgets == 0
     # The forgotten reply's turn keeps its user text (as the session log's fold does).
     new = [m for m in fake.messages(WS) if m["session_id"] != "s1"]

@@ -12,12 +12,15 @@ import pytest
 from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.home import Home
+from memoryd.honcho.ids import fleet_session
 from test_cli import memoryd
 from test_memory_support import add, memory_of
 from test_serve_daemon import Daemon, until
 
 WS = "box"
 FLEET = "fleet"
+FLEET_S1 = fleet_session("s1", "boxmaker")
+"""Where the fleet holds session s1 of the agent `boxmaker`."""
 WORD = "zanzibarquokka"
 
 
@@ -80,7 +83,7 @@ def test_forget_then_sync_deletes_in_honcho_once_it_is_back(home: Home, fake: Fa
     fake.behave(WS, "answer")
     back = memoryd("sync", home=home)
     assert back.returncode == 0, back.stderr
-    assert fake.deleted == [(WS, "s1"), (FLEET, "s1")]
+    assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
     assert posted(fake, since) == ["s1:1:user", "s1:1:reply", "s1:3:user", "s1:3:reply"] * 2
     assert all(WORD.encode() not in r.raw for r in fake.requests[since:])
     assert "deletions pending" not in memoryd("status", home=home).stdout

@@ -18,7 +18,7 @@ from memoryd.errors import HonchoError
 from memoryd.home import Home
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.conclusions import conclusions
-from memoryd.honcho.decide import honcho_id
+from memoryd.honcho.ids import honcho_id
 from memoryd.honcho.run import status as honcho_status
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Backoff, Target, Worker

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.honcho.decide import honcho_id
+from memoryd.honcho.ids import honcho_id
 from memoryd.labels import DataClass
 from memoryd.memory.files import FileSpec, Kind
 from memoryd.memory.journal import Line

@@ -10,17 +10,13 @@ and also to the fleet's when the session is public.
 from __future__ import annotations
 
 import enum
-import hashlib
-import re
 from dataclasses import dataclass
 
 from memoryd.honcho.client import MessageIn
+from memoryd.honcho.ids import honcho_id
 from memoryd.labels import DataClass
 from memoryd.secrets import has_secret
 from memoryd.sessions import Turn
-
-_ID = re.compile(r"[a-zA-Z0-9_-]{1,512}")
-_NOT_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class Skip(enum.StrEnum):
@@ -40,16 +36,6 @@ class Decision:
     skip: Skip | None
     messages: tuple[MessageIn, ...] = ()
     fleet: bool = False
-
-
-def honcho_id(name: str) -> str:
-    """`name` as a Honcho id (`^[a-zA-Z0-9_-]{1,512}$`): itself when it already is one, else
-    every other character as `_` and `-` plus 8 hex digits of its SHA-256, so two names that
-    differ only in such characters (`a.b`, `a_b`) never share an id."""
-    if _ID.fullmatch(name):
-        return name
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{_NOT_ID.sub('_', name)[:400]}-{digest}"
 
 
 def message_key(session: str, turn: int, part: str) -> str:

@@ -9,6 +9,11 @@ entry whose conclusion may have been created queues the deletion of every conclu
 same peers holding the same text, found by a hash of it (an ambiguous create sent twice made
 two). What never left is simply dropped.
 
+In the fleet's workspace a session holds this agent's turns alone (its id is namespaced by the
+agent, `ids.py`) and is deleted and moved with the agent's own: to the new id namespaced the
+same way. A fleet session sent to under the plain id, before that (`shared` in the state), may
+hold other agents' turns too: it is never deleted, and what this agent sent there stays.
+
 The local part (`forget_in_honcho`) runs in the forget's process, with no network: one
 transaction removes every row holding the text and queues the deletions, then the file is
 rebuilt (VACUUM) and its write-ahead log emptied so no freed page keeps a byte of it. The remote
@@ -29,13 +34,11 @@ from typing import TYPE_CHECKING
 
 from memoryd.errors import HonchoError, IndexStoreError
 from memoryd.home import Home
+from memoryd.honcho.ids import MAX_ID, SUFFIX_LENGTH, namespaced
 from memoryd.honcho.state import Item, SyncState
 
 if TYPE_CHECKING:
     from memoryd.honcho.client import Honcho
-
-MAX_ID = 512
-"""The longest Honcho id."""
 
 CHECKPOINT_TRIES = 5
 """How many times the write-ahead log is emptied before a reader that holds it is given up on."""
@@ -124,15 +127,16 @@ _MAY_HAVE_LANDED = "(state = 'sent' OR sending = 1 OR maybe = 1)"
 
 
 def _forget_messages(db: sqlite3.Connection) -> None:
-    """Queue the deletion of each Honcho session a forgotten message may have reached, and
-    move its session's other messages to a new Honcho session."""
+    """Queue the deletion of each Honcho session a forgotten message may have reached (but a
+    shared fleet session), and move its session's other messages to a new Honcho session."""
     touched = db.execute(
-        "SELECT DISTINCT session, workspace, target FROM outbox WHERE item = 'message' "
-        f"AND {_MAY_HAVE_LANDED} AND key IN (SELECT key FROM forget_keys)"
+        "SELECT DISTINCT session, workspace, target, place FROM outbox WHERE item = 'message' "
+        f"AND {_MAY_HAVE_LANDED} AND key IN (SELECT key FROM forget_keys) AND place != 'shared'"
     ).fetchall()
     by_session: dict[str, set[str]] = defaultdict(set)
-    for session, workspace, target in touched:
-        by_session[str(session)].add(target)
+    for session, workspace, target, place in touched:
+        # The agent's own Honcho session id the fleet's is namespaced from: the same id.
+        by_session[str(session)].add(str(target)[:-SUFFIX_LENGTH] if place == "fleet" else target)
         _queue_delete(db, str(session), str(workspace), str(target))
     for session, targets in by_session.items():
         row = db.execute("SELECT target FROM targets WHERE session = ?", (session,)).fetchone()
@@ -164,28 +168,41 @@ def _queue_delete(db: sqlite3.Connection, session: str, workspace: str, target: 
 
 def _move(db: sqlite3.Connection, session: str, target: str) -> None:
     """Queue the session's messages not forgotten again under a new Honcho id, in order, in
-    every workspace, and send its later turns there; delete the old id wherever any of its
-    messages may have landed (the fleet's copy too, else it would hold them twice)."""
+    every workspace (the fleet's namespaced), and send its later turns there; delete the old
+    id wherever any of its messages may have landed (the fleet's copy too, else it would hold
+    them twice). Messages of a shared fleet session stay where they are."""
     moved = new_target(target)
-    workspaces = db.execute(
-        "SELECT DISTINCT workspace FROM outbox WHERE item = 'message' AND session = ? "
-        f"AND target = ? AND {_MAY_HAVE_LANDED}",
+    groups = db.execute(
+        "SELECT DISTINCT workspace, target, place FROM outbox WHERE item = 'message' "
+        "AND session = ? AND place != 'shared' AND (target = ? OR place = 'fleet')",
         (session, target),
     ).fetchall()
-    for (workspace,) in workspaces:
-        _queue_delete(db, session, str(workspace), target)
-    db.execute(
-        "INSERT INTO outbox (workspace, target, item, key, body, session, turn) "
-        "SELECT workspace, ?, 'message', key, body, session, turn FROM outbox "
-        "WHERE item = 'message' AND session = ? AND target = ? AND state != 'failed' "
-        "AND key NOT IN (SELECT key FROM forget_keys) ORDER BY id",
-        (moved, session, target),
-    )
-    db.execute(
-        "DELETE FROM outbox WHERE item = 'message' AND session = ? AND target = ? "
-        "AND state != 'failed'",
-        (session, target),
-    )
+    for workspace, old, place in groups:
+        new = moved
+        if place == "fleet":
+            suffix = str(old)[-SUFFIX_LENGTH:]
+            if old != namespaced(target, suffix):
+                continue  # an older fleet id, moved when it was deleted
+            new = namespaced(moved, suffix)
+        landed = db.execute(
+            "SELECT 1 FROM outbox WHERE item = 'message' AND session = ? AND workspace = ? "
+            f"AND target = ? AND {_MAY_HAVE_LANDED}",
+            (session, workspace, old),
+        ).fetchone()
+        if landed is not None:
+            _queue_delete(db, session, str(workspace), str(old))
+        db.execute(
+            "INSERT INTO outbox (workspace, target, item, key, body, session, turn, place) "
+            "SELECT workspace, ?, 'message', key, body, session, turn, place FROM outbox "
+            "WHERE item = 'message' AND session = ? AND workspace = ? AND target = ? "
+            "AND state != 'failed' AND key NOT IN (SELECT key FROM forget_keys) ORDER BY id",
+            (new, session, workspace, old),
+        )
+        db.execute(
+            "DELETE FROM outbox WHERE item = 'message' AND session = ? AND workspace = ? "
+            "AND target = ? AND state != 'failed'",
+            (session, workspace, old),
+        )
     db.execute("INSERT OR REPLACE INTO targets (session, target) VALUES (?, ?)", (session, moved))
 
 

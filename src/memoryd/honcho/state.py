@@ -17,6 +17,13 @@ item (a conclusion to delete) in the workspace's conclusions group; `targets` ho
 session id a session's messages go to once a forget has replaced its first one. Every
 connection deletes securely (freed space is zeroed), so a row a forget removes leaves no text.
 
+A message's `place` says whose its Honcho session is: `own` (the agent's workspace), `fleet`
+(the fleet's, the session id namespaced by the agent, `fleet.py`), or `shared`: sent to the
+fleet before fleet ids were namespaced, under the plain session id, so that Honcho session may
+hold other agents' turns too and a forget never deletes it. A state file from then is marked
+when first opened: such a message is the later of two rows of one key and Honcho session in
+two workspaces (the agent's own row was always queued first).
+
 `backoff` holds, per destination (a Honcho base URL), the transient failures in a row and the
 time before which nothing is sent there: one server down is one backoff, whatever the batch.
 """
@@ -32,6 +39,7 @@ from typing import Any
 
 from memoryd.errors import IndexStoreError
 from memoryd.home import make_folder, private_database
+from memoryd.honcho.ids import namespaced
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (session TEXT PRIMARY KEY, signature TEXT NOT NULL);
@@ -45,7 +53,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     state TEXT NOT NULL DEFAULT 'pending', kind TEXT, status INTEGER,
     attempts INTEGER NOT NULL DEFAULT 0, due REAL NOT NULL DEFAULT 0,
     sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0,
-    settles REAL NOT NULL DEFAULT 0);
+    settles REAL NOT NULL DEFAULT 0, place TEXT NOT NULL DEFAULT 'own');
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
 CREATE INDEX IF NOT EXISTS outbox_group ON outbox (state, workspace, target, item, id);
 CREATE TABLE IF NOT EXISTS backoff (
@@ -113,8 +121,24 @@ class SyncState:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
             if "settles" not in columns:  # a state file written before `settles` existed
                 self._db.execute("ALTER TABLE outbox ADD COLUMN settles REAL NOT NULL DEFAULT 0")
+            self._mark_shared()
         except sqlite3.Error as e:
             raise IndexStoreError(f"cannot open the Honcho sync state {path}: {e}") from e
+
+    def _mark_shared(self) -> None:
+        """In a state file written before fleet ids were namespaced, mark the fleet's
+        messages `shared` (once; in one transaction, so a crash leaves none half marked)."""
+        with self._transaction():
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
+            if "place" in columns:
+                return
+            self._db.execute("ALTER TABLE outbox ADD COLUMN place TEXT NOT NULL DEFAULT 'own'")
+            self._db.execute(
+                "UPDATE outbox SET place = 'shared' WHERE item = 'message' AND EXISTS "
+                "(SELECT 1 FROM outbox o WHERE o.item = 'message' AND o.session = outbox.session"
+                " AND o.key = outbox.key AND o.target = outbox.target"
+                " AND o.workspace != outbox.workspace AND o.id < outbox.id)"
+            )
 
     def recover(self) -> None:
         """At a worker's start: a request that was going out when the last one stopped may
@@ -158,10 +182,12 @@ class SyncState:
         target: str,
         decisions: Sequence[tuple[int, str | None, Sequence[tuple[str, str, dict[str, Any]]]]],
         signature: str,
+        fleet: tuple[str, str] | None = None,
     ) -> None:
         """Keep decisions `(turn, reason, [(workspace, key, body), ...])` and the session's
         new signature, all at once. The messages go to Honcho session `target`, or to the one
-        a forget replaced it with, looked up as they are queued."""
+        a forget replaced it with, looked up as they are queued; in `fleet`'s workspace
+        (`(workspace, the agent's suffix)`) to that id namespaced by the agent."""
         with self._transaction():
             target = self.target(session, target)
             for turn, reason, items in decisions:
@@ -170,10 +196,13 @@ class SyncState:
                     (session, turn, reason),
                 )
                 for workspace, key, body in items:
+                    where, place = target, "own"
+                    if fleet is not None and workspace == fleet[0]:
+                        where, place = namespaced(target, fleet[1]), "fleet"
                     self._db.execute(
-                        "INSERT INTO outbox (workspace, target, item, key, body, session, turn)"
-                        " VALUES (?, ?, 'message', ?, ?, ?, ?)",
-                        (workspace, target, key, json.dumps(body), session, turn),
+                        "INSERT INTO outbox (workspace, target, item, key, body, session, turn,"
+                        " place) VALUES (?, ?, 'message', ?, ?, ?, ?, ?)",
+                        (workspace, where, key, json.dumps(body), session, turn, place),
                     )
             self._db.execute(
                 "INSERT OR REPLACE INTO seen (session, signature) VALUES (?, ?)",

@@ -26,8 +26,9 @@ from typing import Any
 from memoryd.errors import HonchoError, JournalError
 from memoryd.honcho.client import MAX_BATCH, ConclusionIn, Honcho, MessageIn
 from memoryd.honcho.conclusions import conclusions
-from memoryd.honcho.decide import Skip, decide, honcho_id
+from memoryd.honcho.decide import Skip, decide
 from memoryd.honcho.forget import remove
+from memoryd.honcho.ids import fleet_suffix, honcho_id
 from memoryd.honcho.state import FORGET_ITEMS, Item, SyncState
 from memoryd.honcho.turns import log_signature, read_turns
 from memoryd.indexer import session_folders
@@ -141,7 +142,10 @@ class Worker:
         if hidden is not None and hidden not in done:
             decisions.append((hidden, str(Skip.LOG), []))
             log.warning("session %s: a damaged log hides turn %d", session, hidden)
-        self.state.decide(session, honcho_id(session), decisions, signature)
+        fleet = None
+        if self.target.fleet:
+            fleet = (self.target.fleet, fleet_suffix(self.target.agent))
+        self.state.decide(session, honcho_id(session), decisions, signature, fleet)
         return len(decisions)
 
     def send(self, now: float | None = None) -> int:

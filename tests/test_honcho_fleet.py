@@ -1,0 +1,172 @@
+"""The fleet workspace, shared by every agent of the fleet: one agent's public turns go to a
+Honcho session of its own there (its session id namespaced by the agent), so two agents with a
+session of the same id never write into one Honcho session. Against the fake Honcho, with two
+agents' homes: exactly-once and forget each hold for one agent whatever the other sent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from hashlib import sha256
+from pathlib import Path
+
+import pytest
+
+from honcho_fake import FakeHoncho
+from honcho_workers import FAST, FLEET, KEY
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.honcho.client import Honcho
+from memoryd.honcho.decide import decide
+from memoryd.honcho.forget import forget_in_honcho
+from memoryd.honcho.ids import fleet_session, fleet_suffix, honcho_id
+from memoryd.honcho.state import SyncState
+from memoryd.honcho.sync import Target, Worker
+from memoryd.honcho.turns import log_signature, read_turns
+
+A, B = "boxmaker", "boxmaker2"
+"""The two agents (each its own Honcho peer and workspace), sharing the fleet."""
+
+
+class Fleet:
+    """Two agents' homes sending to one fake Honcho; workers closed at the end."""
+
+    def __init__(self, homes: dict[str, Home], fake: FakeHoncho) -> None:
+        self.homes = homes
+        self.fake = fake
+        self.opened: list[tuple[SyncState, Honcho]] = []
+
+    def worker(self, agent: str, timeout: float = 2.0) -> Worker:
+        """A worker of `agent`'s home: its own workspace named after it, the shared fleet."""
+        home = self.homes[agent]
+        state = SyncState(home.memory / "honcho.sqlite")
+        honcho = Honcho(self.fake.url, KEY)
+        self.opened.append((state, honcho))
+        target = Target(f"ws-{agent}", agent, "kyle", FLEET)
+        return Worker(home.sessions, state, honcho, target, backoff=FAST, timeout=timeout)
+
+    def public(self, agent: str, session: str, *turns: tuple[str, str]) -> None:
+        """Turns of a public session of `agent` (its first line says the class)."""
+        home = self.homes[agent]
+        first = (
+            [] if (home.sessions / session).exists() else [{"type": "session", "class": "public"}]
+        )
+        records = [r for text, reply in turns for r in turn(text, reply)]
+        write_log(home, session, [*first, *records])
+
+    def fleet_texts(self) -> list[str]:
+        """The texts of every message in the fleet's workspace, sorted."""
+        return sorted(m["content"] for m in self.fake.messages(FLEET))
+
+
+@pytest.fixture
+def fleet(home: Home, tmp_path: Path, fake: FakeHoncho) -> Iterator[Fleet]:
+    two = Fleet({A: home, B: Home(tmp_path / "home-b").create()}, fake)
+    yield two
+    for state, honcho in two.opened:
+        state.close()
+        honcho.close()
+
+
+def test_a_turn_in_doubt_is_not_taken_as_landed_for_another_agents_message_of_its_key(
+    fleet: Fleet, fake: FakeHoncho
+) -> None:
+    fleet.public(B, "main", ("b asks", "b answers"))
+    assert fleet.worker(B).run_until(time.time() + 10)
+    fleet.public(A, "main", ("a asks", "a answers"))
+    a = fleet.worker(A, timeout=0.3)
+    fake.behave(FLEET, "hang", times=1, only="/messages")  # A's fleet batch never lands
+    assert a.run_until(time.time() + 10)  # looked for once settled, not found: sent, once
+    assert any("/messages/list" in r.path for r in fake.requests)
+    assert fleet.fleet_texts() == ["a answers", "a asks", "b answers", "b asks"]
+
+
+def test_forgetting_a_public_turn_deletes_only_this_agents_fleet_session(
+    fleet: Fleet, fake: FakeHoncho
+) -> None:
+    fleet.public(A, "main", ("a first", "a one"), ("a second", "a two"))
+    fleet.public(B, "main", ("b first", "b one"))
+    a, b = fleet.worker(A), fleet.worker(B)
+    assert a.run_until(time.time() + 10) and b.run_until(time.time() + 10)
+
+    forget_in_honcho(fleet.homes[A], ["main:1:user"])
+    assert a.run_until(time.time() + 10)
+
+    # The other agent's turns are kept; ours not forgotten are sent again, once.
+    assert fleet.fleet_texts() == ["a second", "a two", "b first", "b one"]
+    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, fleet_session("main", A))]
+    fleet.public(A, "main", ("a third", "a three"))
+    assert a.run_until(time.time() + 10)
+    (moved,) = {m["session_id"] for m in fake.messages(f"ws-{A}")}
+    ours = {m["session_id"] for m in fake.messages(FLEET) if m["content"].startswith("a ")}
+    assert moved.startswith("main-f") and ours == {fleet_session(moved, A)}
+    assert len(fleet.fleet_texts()) == 6  # the third turn is there too
+
+
+def test_each_agents_fleet_session_is_its_own_and_its_own_workspaces_is_the_session_id(
+    fleet: Fleet, fake: FakeHoncho
+) -> None:
+    for agent in (A, B):
+        fleet.public(agent, "main", (f"{agent} asks", "ok"))
+        fleet.public(agent, "chat.2026", (f"{agent} chats", "ok"))
+        assert fleet.worker(agent).run_until(time.time() + 10)
+    for agent in (A, B):
+        assert {m["session_id"] for m in fake.messages(f"ws-{agent}")} == {
+            "main",
+            honcho_id("chat.2026"),
+        }
+    sessions = {(m["peer_id"], m["session_id"]) for m in fake.messages(FLEET)}
+    assert {s for peer, s in sessions if peer in (A, B)} == {
+        fleet_session(session, agent)
+        for agent in (A, B)
+        for session in ("main", honcho_id("chat.2026"))
+    }
+    assert fleet_session("main", A) == "main-" + sha256(A.encode()).hexdigest()[:12]
+    assert fleet_session("x" * 512, A).endswith(fleet_suffix(A))
+    assert len(fleet_session("x" * 512, A)) == 512
+
+
+def legacy(home: Home, session: str, agent: str) -> None:
+    """Queue a session's turns as memoryd did before fleet ids were namespaced: the same
+    Honcho session id in the agent's workspace and the fleet's, and no `place`."""
+    turns, data_class, _ = read_turns(home.sessions, session)
+    decisions = []
+    for t in turns:
+        messages = decide(session, t, data_class, agent=agent, owner="kyle").messages
+        items = [
+            (ws, m.body()["metadata"]["key"], m.body())
+            for ws in (f"ws-{agent}", FLEET)
+            for m in messages
+        ]
+        decisions.append((t.number, None, items))
+    state = SyncState(home.memory / "honcho.sqlite")
+    state.decide(session, honcho_id(session), decisions, log_signature(home.sessions, session))
+    state.db.execute("ALTER TABLE outbox DROP COLUMN place")
+    state.close()
+
+
+def test_a_fleet_session_sent_to_under_the_plain_id_is_never_deleted(
+    fleet: Fleet, fake: FakeHoncho
+) -> None:
+    fleet.public(A, "main", ("a first", "a one"), ("a second", "a two"))
+    fleet.public(B, "main", ("b first", "b one"))
+    legacy(fleet.homes[A], "main", A)
+    legacy(fleet.homes[B], "main", B)
+    a, b = fleet.worker(A), fleet.worker(B)
+    assert a.run_until(time.time() + 10) and b.run_until(time.time() + 10)
+    assert {m["session_id"] for m in fake.messages(FLEET)} == {"main"}  # one, shared
+    places = a.state.db.execute("SELECT workspace, place FROM outbox").fetchall()
+    assert sorted(set(places)) == [(FLEET, "shared"), (f"ws-{A}", "own")]
+
+    forget_in_honcho(fleet.homes[A], ["main:1:user"])
+    assert a.run_until(time.time() + 10)
+    assert fake.deleted == [(f"ws-{A}", "main")]  # the shared one stays, and what it held
+    assert fleet.fleet_texts() == ["a first", "a one", "a second", "a two", "b first", "b one"]
+    assert sorted(m["content"] for m in fake.messages(f"ws-{A}")) == ["a second", "a two"]
+    assert a.state.counts(time.time()).forgets == 0
+    # Later turns go to the agent's own fleet session, namespaced.
+    fleet.public(A, "main", ("a third", "a three"))
+    assert a.run_until(time.time() + 10)
+    (moved,) = {m["session_id"] for m in fake.messages(f"ws-{A}")}
+    third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
+    assert third == [fleet_session(moved, A)]
