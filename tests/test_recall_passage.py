@@ -36,6 +36,13 @@ def test_a_long_text_holding_every_word_far_apart_holds_them_as_one_passage_does
     # A function word says nothing of what a passage is about: held anywhere, it is held.
     assert score(apart(["blue kayak mill harbour", "the"], 0), QUERY, IDF, 10.0)[1] is True
     assert score(apart(["blue kayak mill harbour", "mill"], 0), QUERY, IDF, 10.0)[1] is False
+    # A query of function words alone is about nothing a passage could hold.
+    function = Query.of(["the", "of", "was"], ["the", "of", "was"])
+    weights = {s: 1.0 for s in function.stems}
+    assert score(apart(["the", "of", "was"], 0), function, weights, 10.0)[:2] == (
+        frozenset({"the", "of", "wa"}),
+        True,
+    )
     # Words a passage apart stand in one passage; a character more, they do not.
     gap = "y" * (PASSAGE - len("blue  "))
     assert score(f"blue {gap} kayak", QUERY, IDF, 10.0)[0] == {"blue", "kayak"}

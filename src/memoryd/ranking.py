@@ -10,7 +10,8 @@ Pure: the search fetches the candidates and the items next to them; this orders 
   question with one word its answer does not use); then the rest.
 - **Passages.** The words of one thing said stand near each other: a text longer than
   `PASSAGE` holds the query's content words, for the tiers, as far as its passage holding the
-  most of them does (a message of thousands of words holds most words of any query somewhere).
+  most of them does (a message of thousands of words holds most words of any query somewhere);
+  a query of function words alone is about nothing a passage could hold.
 - **Score.** bm25 (FTS5's formula, `relevance.bm25`, with less weight on an item's length:
   `LENGTH`) over the query's stems, where an occurrence of a word only in another form
   (`travel` for `travelled`) counts `STEM_ONLY`.
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from memoryd.index import Hit
 from memoryd.relevance import bm25, fold, starting
 from memoryd.stems import stem
+from memoryd.stopwords import STOP_WORDS
 
 STEM_ONLY = 0.5
 """What an occurrence of another form of a word counts, next to 1 for the word as written."""
@@ -100,6 +102,12 @@ class Query:
         holding none of them holds no word of the query."""
         return tuple(dict.fromkeys(core(s) for s in self.forms))
 
+    @functools.cached_property
+    def topical(self) -> bool:
+        """Whether the query holds a word other than a function word (`stopwords`): one made of
+        function words alone says nothing a passage could be about."""
+        return any(w not in STOP_WORDS for forms in self.forms.values() for w in forms)
+
     def words(self, stems: Iterable[str]) -> list[str]:
         """One word as written for each of `stems` (FTS5 stems it again)."""
         return [self.forms[s][0] for s in stems]
@@ -141,7 +149,7 @@ def score(
                 counted.add(token)
     held = query.content.intersection(counts)
     whole = len(counts) == len(query.forms)
-    if long and len(held) > 1:
+    if long and len(held) > 1 and query.topical:
         held, whole = _passage(folded, query, held, counted, whole)
     return held, whole, bm25(counts, length, idf, average, LENGTH)
 
