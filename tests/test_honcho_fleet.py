@@ -36,13 +36,13 @@ class Fleet:
         self.fake = fake
         self.opened: list[tuple[SyncState, Honcho]] = []
 
-    def worker(self, agent: str, timeout: float = 2.0) -> Worker:
-        """A worker of `agent`'s home: its own workspace named after it, the shared fleet."""
+    def worker(self, agent: str, timeout: float = 2.0, fleet: str | None = FLEET) -> Worker:
+        """A worker of `agent`'s home: its own workspace named after it, and `fleet`."""
         home = self.homes[agent]
         state = SyncState(home.memory / "honcho.sqlite")
         honcho = Honcho(self.fake.url, KEY)
         self.opened.append((state, honcho))
-        target = Target(f"ws-{agent}", agent, "kyle", FLEET)
+        target = Target(f"ws-{agent}", agent, "kyle", fleet)
         return Worker(home.sessions, state, honcho, target, backoff=FAST, timeout=timeout)
 
     def public(self, agent: str, session: str, *turns: tuple[str, str]) -> None:
@@ -126,12 +126,15 @@ def test_each_agents_fleet_session_is_its_own_and_its_own_workspaces_is_the_sess
     assert len(fleet_session("x" * 512, A)) == 512
 
 
-def legacy(home: Home, session: str, agent: str) -> None:
-    """Queue a session's turns as memoryd did before fleet ids were namespaced: the same
-    Honcho session id in the agent's workspace and the fleet's, and no `place`."""
+def legacy(fleet: Fleet, agent: str, session: str) -> None:
+    """Queue a session's new turns as memoryd did before fleet ids were namespaced (the same
+    Honcho session id in the agent's workspace and the fleet's, no `place`), and send what is
+    queued as it did: to the Honcho session each row names."""
+    home = fleet.homes[agent]
+    state = SyncState(home.memory / "honcho.sqlite")
     turns, data_class, _ = read_turns(home.sessions, session)
     decisions = []
-    for t in turns:
+    for t in (t for t in turns if t.number not in state.decided(session)):
         messages = decide(session, t, data_class, agent=agent, owner="kyle").messages
         items = [
             (ws, m.body()["metadata"]["key"], m.body())
@@ -139,7 +142,6 @@ def legacy(home: Home, session: str, agent: str) -> None:
             for m in messages
         ]
         decisions.append((t.number, None, items))
-    state = SyncState(home.memory / "honcho.sqlite")
     state.decide(session, honcho_id(session), decisions, log_signature(home.sessions, session))
     state.db.execute("ALTER TABLE outbox DROP COLUMN place")
     state.close()
@@ -150,23 +152,35 @@ def test_a_fleet_session_sent_to_under_the_plain_id_is_never_deleted(
 ) -> None:
     fleet.public(A, "main", ("a first", "a one"), ("a second", "a two"))
     fleet.public(B, "main", ("b first", "b one"))
-    legacy(fleet.homes[A], "main", A)
-    legacy(fleet.homes[B], "main", B)
-    a, b = fleet.worker(A), fleet.worker(B)
-    assert a.run_until(time.time() + 10) and b.run_until(time.time() + 10)
+    for agent in (A, B):
+        legacy(fleet, agent, "main")
+        sender = fleet.worker(agent, fleet=None)  # sends what is queued, queues no fleet
+        assert sender.run_until(time.time() + 10)
     assert {m["session_id"] for m in fake.messages(FLEET)} == {"main"}  # one, shared
-    places = a.state.db.execute("SELECT workspace, place FROM outbox").fetchall()
-    assert sorted(set(places)) == [(FLEET, "shared"), (f"ws-{A}", "own")]
+    fleet.public(A, "main", ("a third", "a three"))
+    legacy(fleet, A, "main")  # queued before, sent after the upgrade
+
+    a = fleet.worker(A)
+    places = a.state.db.execute("SELECT DISTINCT workspace, place FROM outbox").fetchall()
+    assert sorted(places) == [(FLEET, "fleet"), (FLEET, "shared"), (f"ws-{A}", "own")]
+    assert a.run_until(time.time() + 10)
+    third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
+    assert third == [fleet_session("main", A)]  # never left: sent to the agent's own
 
     forget_in_honcho(fleet.homes[A], ["main:1:user"])
     assert a.run_until(time.time() + 10)
-    assert fake.deleted == [(f"ws-{A}", "main")]  # the shared one stays, and what it held
-    assert fleet.fleet_texts() == ["a first", "a one", "a second", "a two", "b first", "b one"]
-    assert sorted(m["content"] for m in fake.messages(f"ws-{A}")) == ["a second", "a two"]
-    assert a.state.counts(time.time()).forgets == 0
-    # Later turns go to the agent's own fleet session, namespaced.
-    fleet.public(A, "main", ("a third", "a three"))
-    assert a.run_until(time.time() + 10)
+    # The shared session stays, and what it held; the agent's own sessions are moved.
+    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, fleet_session("main", A))]
+    assert fleet.fleet_texts() == sorted(
+        ["a first", "a one", "a second", "a two", "a third", "a three", "b first", "b one"]
+    )
     (moved,) = {m["session_id"] for m in fake.messages(f"ws-{A}")}
+    assert sorted(m["content"] for m in fake.messages(f"ws-{A}")) == [
+        "a second",
+        "a third",
+        "a three",
+        "a two",
+    ]
     third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
     assert third == [fleet_session(moved, A)]
+    assert a.state.counts(time.time()).forgets == 0

@@ -20,7 +20,8 @@ connection deletes securely (freed space is zeroed), so a row a forget removes l
 A message's `place` says whose its Honcho session is: `own` (the agent's workspace), `fleet`
 (the fleet's, the session id namespaced by the agent, `fleet.py`), or `shared`: sent to the
 fleet before fleet ids were namespaced, under the plain session id, so that Honcho session may
-hold other agents' turns too and a forget never deletes it. A state file from then is marked
+hold other agents' turns too and a forget never deletes it (one that never left goes to the
+agent's own fleet session once a worker starts). A state file from then is marked
 when first opened: such a message is the later of two rows of one key and Honcho session in
 two workspaces (the agent's own row was always queued first).
 
@@ -39,7 +40,7 @@ from typing import Any
 
 from memoryd.errors import IndexStoreError
 from memoryd.home import make_folder, private_database
-from memoryd.honcho.ids import namespaced
+from memoryd.honcho.ids import MAX_ID, namespaced
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS seen (session TEXT PRIMARY KEY, signature TEXT NOT NULL);
@@ -139,6 +140,17 @@ class SyncState:
                 " AND o.key = outbox.key AND o.target = outbox.target"
                 " AND o.workspace != outbox.workspace AND o.id < outbox.id)"
             )
+
+    def adopt(self, fleet: str, suffix: str) -> None:
+        """At a worker's start: a `shared` message that surely never left (not sending, not
+        in doubt, not sent) goes to the agent's own fleet session, namespaced by `suffix`,
+        instead of the shared one."""
+        self._db.execute(
+            "UPDATE outbox SET target = substr(target, 1, ?) || ?, place = 'fleet' "
+            "WHERE item = 'message' AND place = 'shared' AND workspace = ? "
+            "AND state != 'sent' AND sending = 0 AND maybe = 0",
+            (MAX_ID - len(suffix), suffix, fleet),
+        )
 
     def recover(self) -> None:
         """At a worker's start: a request that was going out when the last one stopped may

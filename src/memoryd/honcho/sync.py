@@ -85,6 +85,8 @@ class Worker:
         self.sessions = sessions
         self.state = state
         state.recover()
+        if target.fleet:
+            state.adopt(target.fleet, fleet_suffix(target.agent))
         self.honcho = honcho
         self.target = target
         self.journal = journal
