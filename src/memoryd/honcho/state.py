@@ -18,12 +18,10 @@ session id a session's messages go to once a forget has replaced its first one. 
 connection deletes securely (freed space is zeroed), so a row a forget removes leaves no text.
 
 A message's `place` says whose its Honcho session is: `own` (the agent's workspace), `fleet`
-(the fleet's, the session id namespaced by the agent, `fleet.py`), or `shared`: sent to the
+(the fleet's, the session id namespaced by the agent, `ids.py`), or `shared`: sent to the
 fleet before fleet ids were namespaced, under the plain session id, so that Honcho session may
 hold other agents' turns too and a forget never deletes it (one that never left goes to the
-agent's own fleet session once a worker starts). A state file from then is marked
-when first opened: such a message is the later of two rows of one key and Honcho session in
-two workspaces (the agent's own row was always queued first).
+agent's own fleet session once a worker starts; `schema.py` finds them in an older file).
 
 `backoff` holds, per destination (a Honcho base URL), the transient failures in a row and the
 time before which nothing is sent there: one server down is one backoff, whatever the batch.
@@ -41,29 +39,7 @@ from typing import Any
 from memoryd.errors import IndexStoreError
 from memoryd.home import make_folder, private_database
 from memoryd.honcho.ids import MAX_ID, namespaced
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS seen (session TEXT PRIMARY KEY, signature TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS decided (
-    session TEXT NOT NULL, turn INTEGER NOT NULL, reason TEXT,
-    PRIMARY KEY (session, turn));
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY, workspace TEXT NOT NULL, target TEXT NOT NULL,
-    item TEXT NOT NULL, key TEXT NOT NULL, body TEXT NOT NULL,
-    session TEXT, turn INTEGER,
-    state TEXT NOT NULL DEFAULT 'pending', kind TEXT, status INTEGER,
-    attempts INTEGER NOT NULL DEFAULT 0, due REAL NOT NULL DEFAULT 0,
-    sending INTEGER NOT NULL DEFAULT 0, maybe INTEGER NOT NULL DEFAULT 0,
-    settles REAL NOT NULL DEFAULT 0, place TEXT NOT NULL DEFAULT 'own');
-CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (state, id);
-CREATE INDEX IF NOT EXISTS outbox_group ON outbox (state, workspace, target, item, id);
-CREATE TABLE IF NOT EXISTS backoff (
-    destination TEXT PRIMARY KEY, failures INTEGER NOT NULL, until REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS journal (
-    one INTEGER PRIMARY KEY CHECK (one = 1), line INTEGER NOT NULL, offset INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS errors (id INTEGER PRIMARY KEY, at REAL NOT NULL, text TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS targets (session TEXT PRIMARY KEY, target TEXT NOT NULL);
-"""
+from memoryd.honcho.schema import prepare
 
 FORGET_ITEMS = ("delete", "unconclude")
 """The items a forget queues; each goes out alone, and a refusal does not fail it for good."""
@@ -118,28 +94,9 @@ class SyncState:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.execute("PRAGMA secure_delete=ON")
-            self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
-            if "settles" not in columns:  # a state file written before `settles` existed
-                self._db.execute("ALTER TABLE outbox ADD COLUMN settles REAL NOT NULL DEFAULT 0")
-            self._mark_shared()
+            prepare(self._db)
         except sqlite3.Error as e:
             raise IndexStoreError(f"cannot open the Honcho sync state {path}: {e}") from e
-
-    def _mark_shared(self) -> None:
-        """In a state file written before fleet ids were namespaced, mark the fleet's
-        messages `shared` (once; in one transaction, so a crash leaves none half marked)."""
-        with self._transaction():
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
-            if "place" in columns:
-                return
-            self._db.execute("ALTER TABLE outbox ADD COLUMN place TEXT NOT NULL DEFAULT 'own'")
-            self._db.execute(
-                "UPDATE outbox SET place = 'shared' WHERE item = 'message' AND EXISTS "
-                "(SELECT 1 FROM outbox o WHERE o.item = 'message' AND o.session = outbox.session"
-                " AND o.key = outbox.key AND o.target = outbox.target"
-                " AND o.workspace != outbox.workspace AND o.id < outbox.id)"
-            )
 
     def adopt(self, fleet: str, suffix: str) -> None:
         """At a worker's start: a `shared` message that surely never left (not sending, not
