@@ -8,11 +8,12 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
 from honcho_fake import FakeHoncho
+from honcho_workers import FAST, KEY, WS, Make
 from logs import turn, write_log
 from memoryd.errors import HonchoError
 from memoryd.home import Home
@@ -28,52 +29,7 @@ from memoryd.memory.files import DEFAULT_FILES, FileSpec, Kind
 from memoryd.memory.journal import By, Line, Op
 from test_memory_support import add, memory_of, replace
 
-KEY = "hch-test-key-0123456789abcdef"
 NOW_TEXT = "2026-09-28T23:19:00.000Z"
-FAST = Backoff(0.01, 0.05)
-WS = "box"
-
-Make = Callable[..., Worker]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeHoncho]:
-    with FakeHoncho() as server:
-        yield server
-
-
-@pytest.fixture
-def make(home: Home, fake: FakeHoncho) -> Iterator[Make]:
-    """Workers on the home's sync state (a new one is a restart), closed at the end."""
-    opened: list[tuple[SyncState, Honcho]] = []
-
-    def worker(
-        timeout: float = 2.0,
-        fleet: str | None = "fleet",
-        backoff: Backoff = FAST,
-        grace: float | None = None,
-    ) -> Worker:
-        state = SyncState(home.memory / "honcho.sqlite")
-        honcho = Honcho(fake.url, KEY)
-        opened.append((state, honcho))
-        target = Target(WS, "boxmaker", "kyle", fleet)
-        memory = memory_of(home)
-        return Worker(
-            home.sessions,
-            state,
-            honcho,
-            target,
-            journal=memory.journal,
-            files=memory.files,
-            backoff=backoff,
-            timeout=timeout,
-            grace=grace,
-        )
-
-    yield worker
-    for state, honcho in opened:
-        state.close()
-        honcho.close()
 
 
 def later() -> float:
