@@ -219,6 +219,8 @@ def test_an_index_the_os_refuses_says_why(
     home: Home, monkeypatch: pytest.MonkeyPatch, number: int, said: str
 ) -> None:
     indexed(home)
+    # Left readable by an older memoryd: opened to be tightened (a private one is not opened).
+    os.chmod(home.index, 0o644)
     real = os.open
 
     def refused(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:

@@ -154,10 +154,31 @@ def open_private(path: Path, flags: int) -> int:
 def private_database(path: Path) -> None:
     """Make the SQLite file at `path` 0600 before SQLite opens it (SQLite gives its `-wal` and
     `-shm` the database's mode), and tighten the ones an older memoryd left readable."""
-    os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+    # A file already private is only looked at, never opened: closing any descriptor of a file
+    # drops every fcntl lock the process holds on it (POSIX), SQLite's own included, and another
+    # process closing its connection would then take the WAL for unused and delete it under a
+    # daemon opening its second connection.
+    if not _private(path):
+        os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+    elif os.statvfs(path).f_flag & os.ST_RDONLY:
+        # Said here as opening it for writing would have: SQLite says only that it cannot write.
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
     for suffix in ("-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.close(open_private(Path(f"{path}{suffix}"), os.O_RDONLY))
+        file = Path(f"{path}{suffix}")
+        if not _private(file):
+            with contextlib.suppress(FileNotFoundError):
+                os.close(open_private(file, os.O_RDONLY))
+
+
+def _private(path: Path) -> bool:
+    """Whether `path` is a regular file of ours that we may read and write and no group or
+    other may access (False when it does not exist)."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mode = stat.S_IMODE(found.st_mode)
+    return stat.S_ISREG(found.st_mode) and found.st_uid == os.geteuid() and mode & 0o677 == 0o600
 
 
 def link_message(path: Path) -> str:
