@@ -1,8 +1,8 @@
 """`memoryd forget`: the owner's command. It shows what a forget covers, as recall shows it and
 each with its key, asks on a terminal (`--yes` otherwise), then forgets and prints the keys.
 
-When a daemon serves the home, the forget goes through it (`POST /v1/forget`), as recall does:
-the daemon holds the index's writers while it works. Otherwise it runs here.
+When a daemon serves the home, the forget goes through it (`POST /v1/forget`), as `memoryd
+mcp` does: the daemon holds the index's writers while it works. Otherwise it runs here.
 """
 
 from __future__ import annotations
