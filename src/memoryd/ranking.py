@@ -200,17 +200,14 @@ def _parts(key: str) -> tuple[str, int, str] | None:
     return session, int(turn), side
 
 
-def session(key: str) -> str | None:
-    """The session of a turn's item; None for a dropped entry."""
-    parts = _parts(key)
-    return None if parts is None else parts[0]
-
-
 def neighbours(key: str) -> tuple[str, ...]:
     """The keys of the items next to a turn's item in its session: for the user's text, its
     reply and the reply before it; for a reply, its user's text and the next one. None for a
     dropped entry."""
-    parts = _parts(key)
+    return _next_to(_parts(key))
+
+
+def _next_to(parts: tuple[str, int, str] | None) -> tuple[str, ...]:
     if parts is None:
         return ()
     at, n, side = parts
@@ -233,8 +230,9 @@ def ranked(
     sessions: dict[str, str | None] = {}
     best: dict[str | None, float] = {None: 0.0}  # a dropped entry has no session
     for key, c in found.items():
-        near[key] = [found[n] for n in neighbours(key) if n in found]
-        at = sessions[key] = session(key)
+        parts = _parts(key)
+        near[key] = [found[n] for n in _next_to(parts) if n in found]
+        at = sessions[key] = None if parts is None else parts[0]
         if at is not None and c.score > best.get(at, 0.0):
             best[at] = c.score
     order = sorted(

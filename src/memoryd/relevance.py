@@ -39,12 +39,16 @@ def tokens(text: str) -> list[str]:
 
 
 # An ASCII text with each character that is no token's as a space: its tokens are then split
-# in C (`str.split`), where `TOKEN.findall` runs the regex engine over every character.
-_ASCII_SPACES = str.maketrans({c: " " for c in range(128) if not chr(c).isalnum()})
+# in C (`str.split`), where `TOKEN.findall` runs the regex engine over every character. The
+# bytes are translated (a table lookup per byte; `str.translate` looks each character up in a
+# dict, and took as long as the split).
+_ASCII_SPACES = bytes(c if c < 128 and chr(c).isalnum() else ord(" ") for c in range(256))
 
 
 def _split(folded: str) -> list[str]:
-    return folded.translate(_ASCII_SPACES).split() if folded.isascii() else TOKEN.findall(folded)
+    if folded.isascii():
+        return folded.encode().translate(_ASCII_SPACES).decode().split()
+    return TOKEN.findall(folded)
 
 
 # An ASCII text's token characters as `a`, the others as a space: its tokens are then counted
@@ -68,9 +72,15 @@ LONG = 300
 
 def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
     """The tokens of a folded text that start with one of `starts` (tokens' starts), in order,
-    and how many tokens it holds. Every token, when the text is short (`LONG`) or a start is
-    (`FOUND_FROM`): then making them all costs less than looking for each start."""
-    if len(folded) < LONG or min((len(start) for start in starts), default=0) < FOUND_FROM:
+    and how many tokens it holds. Every token, when the text is short (`LONG`) or, in a text
+    that is not ASCII, a start is (`FOUND_FROM`): then making them all costs less than looking
+    for each start."""
+    if len(folded) < LONG:
+        every = _split(folded)
+        return every, len(every)
+    if folded.isascii():
+        return _ascii_starting(folded, starts), _length(folded)
+    if min((len(start) for start in starts), default=0) < FOUND_FROM:
         every = _split(folded)
         return every, len(every)
     found: dict[int, str] = {}
@@ -82,6 +92,22 @@ def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
                 found[at] = token.group()
             at = folded.find(start, at + 1)
     return [found[at] for at in sorted(found)], _length(folded)
+
+
+def _ascii_starting(folded: str, starts: tuple[str, ...]) -> list[str]:
+    # Each character that is no token's made a space, a token starts right after a space: a
+    # start is looked for after one (`str.find`, in C), so only the tokens asked for are made
+    # (a start of one letter finds the tokens it begins, not each place of that letter).
+    spaced = " " + folded.encode().translate(_ASCII_SPACES).decode()
+    found: dict[int, str] = {}
+    for start in starts:
+        mark = " " + start
+        at = spaced.find(mark)
+        while at >= 0:
+            end = spaced.find(" ", at + 1)
+            found[at] = spaced[at + 1 : end] if end >= 0 else spaced[at + 1 :]
+            at = spaced.find(mark, end) if end >= 0 else -1
+    return [found[at] for at in sorted(found)]
 
 
 def stems(text: str) -> list[str]:
