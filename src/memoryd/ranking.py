@@ -64,9 +64,16 @@ word's end, and of what it keeps of the token at most the last letter (`happy` t
 `relational` to `relate`, `hoping` to `hope`, `possibility` to `possibl`; a test checks it
 over a large vocabulary built on its suffixes)."""
 
+REWRITTEN = frozenset("eil")
+"""The last letters of a stem that Porter may have written in place of its token's (`y` to
+`i`; `e` added, as in `hope` and `relate`; `biliti` to `ble`, its `e` then dropped): a stem
+ending otherwise starts every token stemming to it whole (`an` each of `an`, `ans`)."""
+
 
 def core(stem: str) -> str:
     """The start every token stemming to `stem` shares with it (at least its first letter)."""
+    if stem[-1:] not in REWRITTEN:
+        return stem
     return stem[: max(1, len(stem) - CHANGED)]
 
 
