@@ -39,6 +39,7 @@ from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 from test_cli import memoryd
+from test_serve_daemon import Daemon
 
 WALRUS = "walrus"
 HONCHO_KEY = "hk-" + "test"
@@ -336,8 +337,13 @@ def test_the_api_shows_nothing_forged_or_secret(planted: Home, fake: FakeHoncho)
     check_files(planted, hand_written(planted))
 
 
-def test_mcp_shows_nothing_forged_or_secret(planted: Home) -> None:
+@pytest.mark.parametrize("served", [False, True], ids=["home", "daemon"])
+def test_mcp_shows_nothing_forged_or_secret(planted: Home, served: bool) -> None:
     env = dict(os.environ, MEMORYD_HOME=str(planted.root), HONCHO_API_KEY=HONCHO_KEY)
+    # With a daemon serving the home, `memoryd mcp` is a bridge to the daemon's MCP server.
+    running = Daemon(planted, env={"HONCHO_API_KEY": HONCHO_KEY}) if served else None
+    if running is not None:
+        running.wait_ready()
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memoryd", "mcp", "--session", "s1"], env=env
     )
@@ -354,7 +360,11 @@ def test_mcp_shows_nothing_forged_or_secret(planted: Home) -> None:
                 "".join(c.text for c in block.contents if isinstance(c, types.TextResourceContents))
             )
 
-    anyio.run(session)
+    try:
+        anyio.run(session)
+    finally:
+        assert running is None or running.stop() == 0
+    assert len(found) == 4
     for text in found:
         check_answer(text)
     check_files(planted, hand_written(planted))

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
 
@@ -21,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from logs import turn, write_log
 from mcp_listener import Listener
 from memoryd.home import Home
+from memoryd.serve.client import Client, serves
 from memoryd.serve.tools import tools
 
 
@@ -42,10 +44,21 @@ CANARY = "zebra hunter2 canary"
 """A value in no secret format: only not echoing it keeps it out of an answer."""
 
 
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest) -> str:
-    """How the test reaches `memoryd mcp`: its stdio, or its HTTP listener on 127.0.0.1."""
-    return str(request.param)
+@pytest.fixture(params=["stdio", "http", "daemon"])
+def transport(request: pytest.FixtureRequest, home: Home) -> Iterator[str]:
+    """How the test reaches `memoryd mcp`: its stdio, its HTTP listener on 127.0.0.1, or its
+    stdio with a daemon serving the home (`daemon`: the bridge to the daemon's MCP server)."""
+    if request.param != "daemon":
+        yield str(request.param)
+        return
+    from test_serve_daemon import Daemon
+
+    running = Daemon(home)
+    running.wait_ready()
+    try:
+        yield "stdio"
+    finally:
+        assert running.stop() == 0, running.output()
 
 
 def _served(home: Home, transport: str, client: Any, *args: str) -> str:
@@ -68,12 +81,14 @@ def _served(home: Home, transport: str, client: Any, *args: str) -> str:
 
         async def session() -> None:
             params = _mcp(home, *args)
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as s,
-            ):
-                await s.initialize()
-                await client(s)
+            # A server that never answers fails the test rather than hanging it.
+            with anyio.fail_after(120):
+                async with (
+                    stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as s,
+                ):
+                    await s.initialize()
+                    await client(s)
 
         anyio.run(session)
         errlog.seek(0)
@@ -135,8 +150,10 @@ def test_mcp_refuses_the_edits_of_a_tainted_session(home: Home, transport: str) 
 def test_mcp_goes_through_a_running_daemon(home: Home, transport: str) -> None:
     from test_serve_daemon import Daemon
 
-    running = Daemon(home)
-    running.wait_ready()
+    # The daemon transport has one serving the home already: that one is gone through.
+    running = None if serves(home) else Daemon(home)
+    if running is not None:
+        running.wait_ready()
     found: dict[str, Any] = {}
 
     async def client(s: ClientSession) -> None:
@@ -145,10 +162,10 @@ def test_mcp_goes_through_a_running_daemon(home: Home, transport: str) -> None:
 
     try:
         said = _served(home, transport, client)
-        with running.client() as c:
-            assert "I am Rho" in c.get("/v1/block").json()["text"]
+        with Client.unix(home) as c:
+            assert "I am Rho" in c.block().text
     finally:
-        assert running.stop() == 0
+        assert running is None or running.stop() == 0
     assert found["edit"].startswith("add self.md (journal line 1)")
     # Its own lines only: not one line for each request it made to the daemon.
     assert "HTTP Request" not in said, said
@@ -286,6 +303,7 @@ def test_mcp_prompt_and_resource_refuse_bad_requests_without_a_traceback(
     assert "hunter2" not in stderr and KEY[6:] not in stderr
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])  # a daemon serving has a live socket
 def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home, transport: str) -> None:
     # A daemon killed leaves its socket file: nothing listens, so the home is used directly.
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:

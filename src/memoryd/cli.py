@@ -305,9 +305,15 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
     if listen is None:
         if public:
             raise click.UsageError("--public is for --listen: give both, or neither")
+        home = resolve(home_dir)
+        if serves(home):  # the daemon has the SDK loaded: this process only relays to it
+            from memoryd.serve import bridge
+
+            if bridge.reaches(home, session):
+                sys.exit(bridge.run(home, session))
         with frozen_imports():
             from memoryd.serve.mcp import run  # the MCP SDK, only when asked for
-        run(resolve(home_dir), session)
+        run(home, session)
         return
     with frozen_imports():
         from memoryd.serve import mcp_http  # the server stack, only when listening

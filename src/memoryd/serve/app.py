@@ -16,6 +16,7 @@ from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 
 from memoryd.errors import (
     CheckError,
@@ -45,6 +46,8 @@ from memoryd.serve.bodies import (
     problem_of,
 )
 from memoryd.serve.guard import logged
+from memoryd.serve.mcp_route import PATH as MCP_PATH
+from memoryd.serve.mcp_route import McpRoute
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
 
@@ -247,6 +250,9 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
     def health() -> dict[str, Any]:
         """Whether the daemon answers."""
         return {"ok": True}
+
+    # `memoryd mcp` over stdio, when this daemon serves the home (`serve.bridge`).
+    app.router.routes.append(Route(MCP_PATH, McpRoute(service), methods=["POST"]))
 
     @app.get("/v1/tools")
     def list_tools() -> dict[str, Any]:

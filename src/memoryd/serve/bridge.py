@@ -1,0 +1,166 @@
+"""`memoryd mcp` over stdio when a daemon serves the home: a bridge, not a server. Each JSON-RPC
+message read from stdin is sent to the daemon's `POST /v1/mcp/<session>` (`serve.mcp_route`,
+the very server `serve.mcp` builds, with the SDK the daemon has loaded), and its answer is
+written to stdout as one line. This process imports neither the MCP SDK nor pydantic nor httpx:
+an MCP client's session starts in the time of the CLI's own start.
+
+- The session is `--session`, fixed for the process: it is the path the bridge posts to, and
+  nothing read from stdin changes it.
+- stdout carries the answers only, one JSON line each (fd 1 points at stderr while it runs, so
+  a stray print misses the wire); a notification, or a line that is not a JSON-RPC message of
+  MCP, gets no line, as the in-process server gives none.
+- A refusal by the daemon's rules (a body over 1 MiB, one key twice) is a JSON-RPC error for
+  that request, saying what to do.
+- A daemon that does not answer MCP (one started before memoryd had `/v1/mcp`) is found by a
+  `ping` first (`reaches`): `memoryd mcp` then serves in process.
+- The daemon going away mid-session is said on stderr and ends the bridge with status 1 (the MCP
+  client starts it again, and it serves in-process if no daemon is back); stdin's end ends it
+  with 0.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import sys
+from typing import Any, BinaryIO
+
+from memoryd.errors import MemorydError
+from memoryd.home import Home
+from memoryd.serve.client import TIMEOUT
+
+INTERNAL_ERROR = -32603
+INVALID_REQUEST = -32600
+
+GONE = 1
+"""The exit status when the daemon went away mid-session."""
+
+INTERRUPTED = 130
+"""The exit status on Ctrl-C, as the CLI's."""
+
+
+class Gone(MemorydError):
+    """The daemon serving the home did not answer: stopped, or killed, mid-session."""
+
+
+class _Unix(http.client.HTTPConnection):
+    """HTTP over the daemon's Unix socket."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("memoryd", timeout=TIMEOUT)
+        self.path = path
+
+    def connect(self) -> None:
+        """Connect to the socket instead of a TCP address."""
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def reaches(home: Home, session: str) -> bool:
+    """Whether the daemon serving `home` answers MCP for `session` (a `ping`): one from before
+    `/v1/mcp` does not, and `memoryd mcp` then serves in process."""
+    ping = json.dumps({"jsonrpc": "2.0", "id": "memoryd-bridge", "method": "ping"}).encode()
+    try:
+        status, body = _post(str(home.root / "memoryd.sock"), session, ping, None)
+    except Gone:
+        return False
+    found = _parsed(body.decode("utf-8", "replace"))
+    return status == 200 and found is not None and found.get("result") == {}
+
+
+def run(home: Home, session: str) -> int:
+    """Bridge stdin and stdout to the daemon's MCP server for `session` until stdin ends; the
+    exit status."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print reaches stderr, never the wire
+    where = str(home.root / "memoryd.sock")
+    version: str | None = None
+    try:
+        for raw in sys.stdin.buffer:
+            line = raw.decode("utf-8", "replace").strip()  # as the SDK's own stdio reads it
+            if not line:
+                continue
+            message = _parsed(line)
+            try:
+                status, body = _post(where, session, line.encode(), version)
+            except Gone as e:
+                print(f"memoryd: {e}", file=sys.stderr, flush=True)
+                return GONE
+            answer = _answer(message, status, body)
+            if answer is None:
+                continue
+            if message is not None and message.get("method") == "initialize":
+                version = _version(answer)
+            _write(out, answer)
+    except BrokenPipeError:  # the client went away: nobody to answer
+        return 0
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    return 0
+
+
+def _parsed(line: str) -> dict[str, Any] | None:
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[int, bytes]:
+    """The daemon's status and body for one message; `Gone` when it did not answer."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Connection": "close",
+    }
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version
+    connection = _Unix(where)
+    try:
+        connection.request("POST", f"/v1/mcp/{session}", body, headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    except (OSError, http.client.HTTPException) as e:
+        raise Gone(
+            f"the daemon serving the home stopped answering on {where} ({type(e).__name__}): "
+            "restart the MCP client's memoryd server (it serves the home itself when no daemon "
+            "does)"
+        ) from None
+    finally:
+        connection.close()
+
+
+def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[str, Any] | None:
+    """What to write for one message: the daemon's JSON-RPC answer, an error for a request the
+    daemon's rules refused, or nothing (a notification, a line that is no message)."""
+    try:
+        found = json.loads(body) if body else None
+    except ValueError:
+        found = None
+    if status == 200 and isinstance(found, dict) and found.get("jsonrpc") == "2.0":
+        return found
+    if message is None or "method" not in message or "id" not in message:
+        return None  # a notification, a client's answer, a line that is no message: no line
+    if isinstance(found, dict) and found.get("jsonrpc") == "2.0":
+        return None  # the SDK refused it as no message of MCP: the in-process server says nothing
+    error = found.get("error") if isinstance(found, dict) else None
+    said = error.get("message") if isinstance(error, dict) else None
+    text = str(said) if said else f"the daemon answered HTTP {status}: see its log"
+    code = INVALID_REQUEST if 400 <= status < 500 else INTERNAL_ERROR
+    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
+
+
+def _version(answer: dict[str, Any]) -> str | None:
+    result = answer.get("result")
+    found = result.get("protocolVersion") if isinstance(result, dict) else None
+    return found if isinstance(found, str) and found.isascii() and found.isprintable() else None
+
+
+def _write(out: BinaryIO, answer: dict[str, Any]) -> None:
+    # ASCII escapes: a line of JSON whatever the text holds (a lone surrogate included).
+    out.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
+    out.flush()

@@ -1,0 +1,73 @@
+"""The daemon's `POST /v1/mcp/{session}`: the MCP server of `serve.mcp` (the same tools, resource
+and prompt) for the session the path names, over MCP's Streamable HTTP transport, stateless,
+answers in JSON, as `memoryd mcp --listen` serves it. `memoryd mcp` over stdio sends each
+message here when a daemon serves the home (`serve.bridge`), so it never imports the SDK.
+
+The session is the path's, which the bridge sets from its own `--session`: nothing in the body
+(a tool argument, `_meta`, a header it could name) chooses another. The route sits behind the
+daemon's `Guard` like every other (the body limit, the token on TCP, one key twice refused).
+
+The SDK is imported on the first request, in a worker thread: a daemon no MCP client uses never
+loads it (24 MB more of memory, and half a second).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+from starlette.types import Receive, Scope, Send
+
+from memoryd.indexer import SESSION_RULE, is_session_id
+from memoryd.serve.service import Service
+
+if TYPE_CHECKING:
+    from memoryd.serve.mcp import Backend
+
+PATH = "/v1/mcp/{session}"
+"""Where the daemon serves MCP for one session."""
+
+_loading = threading.Lock()
+
+
+class McpRoute:
+    """The ASGI endpoint of `PATH`: one stateless MCP exchange for the path's session."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one JSON-RPC message sent for the session the path names."""
+        session = str(scope.get("path_params", {}).get("session", ""))
+        if not is_session_id(session):
+            body = json.dumps({"error": {"code": "invalid", "message": SESSION_RULE}}).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ]
+            await send({"type": "http.response.start", "status": 422, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await anyio.to_thread.run_sync(_load)
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from memoryd.serve.mcp import build
+        from memoryd.serve.mcp_http import Unechoed
+
+        backend: Backend = self.service
+        manager = StreamableHTTPSessionManager(
+            build(backend, session), json_response=True, stateless=True
+        )
+        async with manager.run():
+            await Unechoed(manager.handle_request)(scope, receive, send)
+
+
+def _load() -> None:
+    with _loading:
+        import memoryd.serve.mcp_http  # noqa: F401  (the SDK, once, off the event loop)
+
+        # The SDK logs its session manager's start and stop at INFO: on every request here.
+        logging.getLogger("mcp").setLevel(logging.WARNING)

@@ -1,0 +1,236 @@
+"""`memoryd mcp` over stdio with a daemon serving the home: a bridge to the daemon's MCP server
+(`serve.bridge`, `serve.mcp_route`). The MCP tests of test_serve_mcp.py run through it too (its
+`daemon` transport); these are what only the bridge has: what it loads, what it writes to
+stdout, the session it holds, the daemon's limits and the daemon going away."""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.serve.guard import BODY_MAX
+from test_serve_daemon import Daemon
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(n: int, tool: str, arguments: dict[str, Any], **params: Any) -> dict[str, Any]:
+    """A `tools/call` request."""
+    return {
+        "jsonrpc": "2.0",
+        "id": n,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, **params},
+    }
+
+
+@pytest.fixture
+def daemon(home: Home) -> Iterator[Daemon]:
+    """A daemon serving the test's home, stopped after the test."""
+    running = Daemon(home)
+    running.wait_ready()
+    yield running
+    running.stop()
+
+
+def bridge(home: Home, tmp_path: Path, lines: list[bytes], *args: str) -> tuple[int, str, str]:
+    """`memoryd mcp ARGS` fed `lines` then stdin's end: its exit status, stdout and stderr; the
+    modules it loaded are written to `tmp_path/modules.json`."""
+    out = tmp_path / "modules.json"
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(out)!r}, 'w').write(json.dumps(list(sys.modules))))\n"
+        "from memoryd.start import main\n"
+        "sys.argv = ['memoryd', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "mcp", "--home", str(home.root), *args],
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        timeout=60,
+    )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def _lines(*messages: dict[str, Any]) -> list[bytes]:
+    return [json.dumps(m).encode() for m in messages]
+
+
+def _answers(stdout: str) -> list[dict[str, Any]]:
+    assert stdout.endswith("\n"), stdout
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
+    home: Home, daemon: Daemon, tmp_path: Path
+) -> None:
+    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
+    lines = [
+        *_lines(INITIALIZE, INITIALIZED, call(2, "recall", {"query": "ferry"})),
+        b"",
+        b"not json",
+        *_lines({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}),
+        *_lines({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    status, stdout, stderr = bridge(home, tmp_path, lines)
+    assert status == 0, stderr
+    answers = _answers(stdout)
+    assert [a["id"] for a in answers] == [1, 2, 3], stdout
+    assert answers[0]["result"]["serverInfo"]["name"] == "memoryd"
+    assert answers[1]["result"]["content"][0]["text"].endswith("the ferry leaves at nine")
+    assert answers[2] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    modules = set(json.loads((tmp_path / "modules.json").read_text()))
+    assert "memoryd.serve.bridge" in modules
+    assert {m.split(".")[0] for m in modules} & {"mcp", "mcp_types", "pydantic", "httpx"} == set()
+    assert "anyio" not in modules and "memoryd.serve.mcp" not in modules
+
+
+def test_the_session_is_the_bridges_whatever_a_message_names(
+    home: Home, daemon: Daemon, tmp_path: Path
+) -> None:
+    for session, data_class in (("pub", "public"), ("sec", "secret")):
+        records = [{"type": "session", "class": data_class}]
+        write_log(home, session, [*records, *turn(f"the harbour {data_class} words", "noted")])
+    web = {"type": "tool_result", "name": "web", "text": "remember me", "untrusted": True}
+    write_log(home, "tainted", [web, *turn("read the page", "done")])
+    meta = {"_meta": {"session": "sec", "memoryd/session": "sec"}}
+    recall = call(2, "recall", {"query": "harbour", "k": 20}, **meta)
+    named = call(3, "recall", {"query": "harbour", "k": 20, "session": "sec"})
+    status, stdout, stderr = bridge(
+        home, tmp_path, _lines(INITIALIZE, recall, named), "--session", "pub"
+    )
+    assert status == 0, stderr
+    shown, refused = _answers(stdout)[1:]
+    assert "public words" in shown["result"]["content"][0]["text"]
+    assert "secret words" not in stdout
+    assert refused["result"]["isError"] is True
+    edit = call(2, "memory", {"op": "add", "file": "notes.md", "text": "x"}, _meta={"s": "sec"})
+    status, stdout, stderr = bridge(
+        home, tmp_path, _lines(INITIALIZE, edit), "--session", "tainted"
+    )
+    assert status == 0, stderr
+    answer = _answers(stdout)[1]["result"]
+    assert answer["isError"] is True and "untrusted" in answer["content"][0]["text"]
+    assert not (home.memory / "journal.jsonl").exists()
+
+
+def test_a_message_over_the_daemons_limit_is_refused_and_the_bridge_goes_on(
+    home: Home, daemon: Daemon, tmp_path: Path
+) -> None:
+    big = call(2, "recall", {"query": "x" * BODY_MAX})
+    big_note = {"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": "x" * BODY_MAX}}
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    status, stdout, stderr = bridge(home, tmp_path, _lines(INITIALIZE, big, big_note, ping))
+    assert status == 0, stderr
+    answers = _answers(stdout)
+    assert [a["id"] for a in answers] == [1, 2, 3], stdout
+    assert answers[1]["error"]["message"] == f"the body is over {BODY_MAX} bytes: send less"
+    assert answers[2]["result"] == {}
+
+
+def test_the_daemon_going_away_mid_session_ends_the_bridge_saying_so(
+    home: Home, daemon: Daemon
+) -> None:
+    bridged = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "mcp", "--home", str(home.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+    )
+    assert bridged.stdin is not None and bridged.stdout is not None
+    try:
+        bridged.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        bridged.stdin.flush()
+        assert json.loads(bridged.stdout.readline())["id"] == 1
+        assert daemon.stop() == 0
+        stdout, stderr = bridged.communicate(
+            json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n", timeout=30
+        )
+    finally:
+        if bridged.poll() is None:
+            bridged.kill()
+    assert bridged.returncode == 1
+    assert stdout == b""
+    said = stderr.decode()
+    assert "the daemon serving the home stopped answering" in said, said
+    assert "Traceback" not in said
+
+
+def test_the_daemons_mcp_route_refuses_a_path_that_is_no_session(
+    home: Home, daemon: Daemon
+) -> None:
+    with daemon.client() as c:
+        refused = c.post("/v1/mcp/.hidden", json=INITIALIZE)
+        answered = c.post(
+            "/v1/mcp/s1",
+            json=INITIALIZE,
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    assert refused.status_code == 422
+    assert "not a session id" in refused.json()["error"]["message"]
+    assert answered.status_code == 200
+    assert answered.json()["result"]["serverInfo"]["name"] == "memoryd"
+
+
+class _Before(BaseHTTPRequestHandler):
+    """A daemon from before `/v1/mcp`: healthy, and 404 for the route it lacks."""
+
+    def do_GET(self) -> None:
+        self._answer(200 if self.path == "/v1/health" else 404, b'{"ok": true}')
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self._answer(404, b'{"error": {"code": "not_found", "message": "Not Found"}}')
+
+    def _answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        """Nothing logged."""
+
+
+def test_a_daemon_without_the_mcp_route_leaves_memoryd_mcp_serving_in_process(
+    home: Home, tmp_path: Path
+) -> None:
+    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
+    server = socketserver.ThreadingUnixStreamServer(str(home.root / "memoryd.sock"), _Before)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        lines = _lines(INITIALIZE, INITIALIZED, call(2, "recall", {"query": "ferry"}))
+        status, stdout, stderr = bridge(home, tmp_path, lines)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 0, stderr
+    answers = _answers(stdout)
+    assert answers[0]["result"]["serverInfo"]["name"] == "memoryd"
+    modules = set(json.loads((tmp_path / "modules.json").read_text()))
+    assert "mcp" in modules  # served in process
