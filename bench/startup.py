@@ -17,9 +17,10 @@ built one and whose `memory/index.sqlite` is its cached index), it times in `--r
   (`stat_floor`); and a `catch_up` after one append to one session's log (a session this
   benchmark makes in the home and removes after: no file of the home is written);
 - `memoryd mcp` from process start to the first `recall` answer over stdio, through the MCP
-  SDK's client, without a daemon, on the small home; beside it what bounds it, `python -c
-  "import mcp"` (the SDK's own `__init__`, which imports its client, server and every type) and
-  `python -c "import memoryd.cli, memoryd.serve.mcp"` (every import `memoryd mcp` makes).
+  SDK's client, on the small home, without a daemon (the SDK's server in process) and with one
+  (the bridge to the daemon's MCP server, `serve.bridge`); beside them what bounds the first,
+  `python -c "import mcp"` (the SDK's own `__init__`, which imports its client, server and every
+  type) and `python -c "import memoryd.cli, memoryd.serve.mcp"` (every import it makes).
 
     .venv/bin/python bench/startup.py --runs 7 --big /tmp/startup-helper/big
 """
@@ -205,7 +206,7 @@ def no_op_rows(home: Home, runs: int) -> dict[str, float]:
             catch_up(index, home.sessions, NAMES)
 
 
-def mcp_first_answer(home: Home, runs: int) -> float:
+def mcp_first_answer(home: Home) -> Callable[[], object]:
     """`memoryd mcp` from process start to its first `recall` answer, through the SDK client."""
     import anyio
     from mcp.client.session import ClientSession
@@ -223,7 +224,38 @@ def mcp_first_answer(home: Home, runs: int) -> float:
             answer = await s.call_tool("recall", {"query": QUERY})
             assert not answer.is_error
 
-    return median_ms(lambda: anyio.run(first), runs)
+    return lambda: anyio.run(first)
+
+
+def mcp_rows(home: Home, runs: int, wait: float) -> dict[str, float]:
+    """`memoryd mcp` to its first recall answer without a daemon (the SDK's server in process)
+    and with one (a bridge to the daemon's MCP server, on a copy of `home`), beside `python -c
+    "import mcp"`, the three taking turns in each pass: wall time, and the `memoryd mcp`
+    process's CPU time (not the daemon's). `daemon's first` is one run, the first MCP session
+    a daemon just started serves (it imports the SDK then)."""
+    served = Home(home.root.parent / "served")
+    shutil.copytree(home.root, served.root)
+    sdk = command(sys.executable, "-c", "import mcp")
+    alone, bridged = mcp_first_answer(home), mcp_first_answer(served)
+    walls: dict[str, list[float]] = {"import mcp": [], "no daemon": [], "daemon": []}
+    cpus: dict[str, list[float]] = {"no daemon, CPU": [], "daemon, CPU": []}
+    rows: dict[str, float] = {}
+    with daemon(served, wait):
+        start = time.perf_counter()
+        bridged()
+        rows["daemon's first"] = (time.perf_counter() - start) * 1e3
+        alone()
+        sdk()
+        for _ in range(runs):
+            for name, run in (("import mcp", sdk), ("no daemon", alone), ("daemon", bridged)):
+                wall, cpu = time.perf_counter(), children_cpu()
+                run()
+                walls[name].append(time.perf_counter() - wall)
+                if name != "import mcp":
+                    cpus[f"{name}, CPU"].append(children_cpu() - cpu)
+    shutil.rmtree(served.root)
+    rows.update({name: statistics.median(t) * 1e3 for name, t in {**walls, **cpus}.items()})
+    return rows
 
 
 def main() -> None:
@@ -248,7 +280,7 @@ def main() -> None:
         figures["small"] = {
             "recall": recall_rows(small, runs, options.wait),
             "no-op catch-up": no_op_rows(small, runs),
-            "mcp first recall": mcp_first_answer(small, runs),
+            "mcp first recall": mcp_rows(small, runs, options.wait),
         }
     if options.big is not None:
         big = Home(options.big).require()
@@ -294,11 +326,11 @@ def report(figures: dict[str, object]) -> None:
             f"the floor {no_op['stat_floor']:.1f} ms; catch_up after one append "
             f"{no_op['catch_up after one append']:.1f} ms"
         )
-        if "mcp first recall" in found:
-            mcp = found["mcp first recall"]
+        mcp = found.get("mcp first recall", {})
+        for row, ms in mcp.items():
             print(
-                f"  memoryd mcp to first recall {mcp:8.1f} ms  {mcp / floor:6.1f}x python  "
-                f"{mcp / sdk:5.2f}x import mcp"
+                f"  memoryd mcp to first recall, {row:15} {ms:8.1f} ms  {ms / floor:6.1f}x "
+                f"python  {ms / mcp['import mcp']:5.2f}x import mcp (same passes)"
             )
 
 
