@@ -27,10 +27,11 @@ import socket
 import sys
 from typing import Any, BinaryIO
 
-from memoryd.errors import MemorydError
+from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.serve.client import TIMEOUT
 
+# JSON-RPC's error codes, as the SDK names them (it is not imported here).
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
 
@@ -39,10 +40,6 @@ GONE = 1
 
 INTERRUPTED = 130
 """The exit status on Ctrl-C, as the CLI's."""
-
-
-class Gone(MemorydError):
-    """The daemon serving the home did not answer: stopped, or killed, mid-session."""
 
 
 class _Unix(http.client.HTTPConnection):
@@ -65,7 +62,7 @@ def reaches(home: Home, session: str) -> bool:
     ping = json.dumps({"jsonrpc": "2.0", "id": "memoryd-bridge", "method": "ping"}).encode()
     try:
         status, body = _post(str(home.root / "memoryd.sock"), session, ping, None)
-    except Gone:
+    except DaemonError:
         return False
     found = _parsed(body.decode("utf-8", "replace"))
     return status == 200 and found is not None and found.get("result") == {}
@@ -86,7 +83,7 @@ def run(home: Home, session: str) -> int:
             message = _parsed(line)
             try:
                 status, body = _post(where, session, line.encode(), version)
-            except Gone as e:
+            except DaemonError as e:
                 print(f"memoryd: {e}", file=sys.stderr, flush=True)
                 return GONE
             answer = _answer(message, status, body)
@@ -111,7 +108,8 @@ def _parsed(line: str) -> dict[str, Any] | None:
 
 
 def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[int, bytes]:
-    """The daemon's status and body for one message; `Gone` when it did not answer."""
+    """The daemon's status and body for one message; `DaemonError` (status 0) when it did not
+    answer: stopped, or killed, mid-session."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
@@ -125,10 +123,12 @@ def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[i
         response = connection.getresponse()
         return response.status, response.read()
     except (OSError, http.client.HTTPException) as e:
-        raise Gone(
+        raise DaemonError(
             f"the daemon serving the home stopped answering on {where} ({type(e).__name__}): "
             "restart the MCP client's memoryd server (it serves the home itself when no daemon "
-            "does)"
+            "does)",
+            "unreachable",
+            0,
         ) from None
     finally:
         connection.close()
