@@ -151,9 +151,10 @@ def test_a_message_over_the_daemons_limit_is_refused_and_the_bridge_goes_on(
     assert answers[2]["result"] == {}
 
 
-def test_the_daemon_going_away_mid_session_ends_the_bridge_saying_so(
+def test_while_the_daemon_is_away_each_request_says_so_and_its_return_is_served(
     home: Home, daemon: Daemon
 ) -> None:
+    write_log(home, "mcp", turn("the heron nests by the weir", "noted"))
     bridged = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "mcp", "--home", str(home.root)],
         stdin=subprocess.PIPE,
@@ -162,21 +163,35 @@ def test_the_daemon_going_away_mid_session_ends_the_bridge_saying_so(
         env={**os.environ},
     )
     assert bridged.stdin is not None and bridged.stdout is not None
-    try:
-        bridged.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+
+    def send(message: dict[str, Any]) -> None:
+        assert bridged.stdin is not None
+        bridged.stdin.write(json.dumps(message).encode() + b"\n")
         bridged.stdin.flush()
+
+    again = None
+    try:
+        send(INITIALIZE)
         assert json.loads(bridged.stdout.readline())["id"] == 1
         assert daemon.stop() == 0
-        stdout, stderr = bridged.communicate(
-            json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n", timeout=30
-        )
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no line for it
+        send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        away = json.loads(bridged.stdout.readline())
+        assert away["id"] == 2 and "memoryd serve" in away["error"]["message"], away
+        again = Daemon(home)
+        again.wait_ready()
+        send(call(3, "recall", {"query": "heron"}))
+        back = json.loads(bridged.stdout.readline())
+        assert back["id"] == 3 and "heron nests" in back["result"]["content"][0]["text"], back
+        stdout, stderr = bridged.communicate(b"", timeout=30)
     finally:
         if bridged.poll() is None:
             bridged.kill()
-    assert bridged.returncode == 1
-    assert stdout == b""
+        if again is not None:
+            again.stop()
+    assert bridged.returncode == 0 and stdout == b""
     said = stderr.decode()
-    assert "the daemon serving the home stopped answering" in said, said
+    assert "the daemon serving the home is not answering" in said, said
     assert "Traceback" not in said
 
 

@@ -13,9 +13,11 @@ an MCP client's session starts in the time of the CLI's own start.
   that request, saying what to do.
 - A daemon that does not answer MCP (one started before memoryd had `/v1/mcp`) is found by a
   `ping` first (`reaches`): `memoryd mcp` then serves in process.
-- The daemon going away mid-session is said on stderr and ends the bridge with status 1 (the MCP
-  client starts it again, and it serves in-process if no daemon is back); stdin's end ends it
-  with 0.
+- The daemon going away mid-session ends nothing: each request while it is away is answered
+  with an error saying so and what to do (an MCP client seldom starts its server again, so an
+  exit would cost the agent its memory until the host restarts), a notification is dropped, and
+  the next message after a daemon is back is its again, as `mcp --listen` through a daemon does.
+  stdin's end ends the bridge with 0.
 """
 
 from __future__ import annotations
@@ -34,9 +36,6 @@ from memoryd.serve.client import TIMEOUT
 # JSON-RPC's error codes, as the SDK names them (it is not imported here).
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
-
-GONE = 1
-"""The exit status when the daemon went away mid-session."""
 
 INTERRUPTED = 130
 """The exit status on Ctrl-C, as the CLI's."""
@@ -85,8 +84,9 @@ def run(home: Home, session: str) -> int:
                 status, body = _post(where, session, line.encode(), version)
             except DaemonError as e:
                 print(f"memoryd: {e}", file=sys.stderr, flush=True)
-                return GONE
-            answer = _answer(message, status, body)
+                answer = _away(message, str(e))
+            else:
+                answer = _answer(message, status, body)
             if answer is None:
                 continue
             if message is not None and message.get("method") == "initialize":
@@ -124,9 +124,9 @@ def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[i
         return response.status, response.read()
     except (OSError, http.client.HTTPException) as e:
         raise DaemonError(
-            f"the daemon serving the home stopped answering on {where} ({type(e).__name__}): "
-            "restart the MCP client's memoryd server (it serves the home itself when no daemon "
-            "does)",
+            f"the daemon serving the home is not answering on {where} ({type(e).__name__}): "
+            "start it again with `memoryd serve`; a call it was answering when it went away may "
+            "or may not have been done",
             "unreachable",
             0,
         ) from None
@@ -152,6 +152,17 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
     text = str(said) if said else f"the daemon answered HTTP {status}: see its log"
     code = INVALID_REQUEST if 400 <= status < 500 else INTERNAL_ERROR
     return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
+
+
+def _away(message: dict[str, Any] | None, said: str) -> dict[str, Any] | None:
+    """A request's error while the daemon is away; nothing for any other line."""
+    if message is None or "method" not in message or "id" not in message:
+        return None
+    return {
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "error": {"code": INTERNAL_ERROR, "message": said},
+    }
 
 
 def _version(answer: dict[str, Any]) -> str | None:
