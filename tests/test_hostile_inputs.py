@@ -32,8 +32,14 @@ from test_hostile_fields import KEY
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 
-# Times RFC 3339 allows that lie outside the years datetime holds once made UTC.
-OUT_OF_RANGE = ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"]
+# Times RFC 3339 allows that lie outside the years datetime holds once made UTC, and times
+# `fromisoformat` reads whose spaces or fraction digits would carry a record's size into the index.
+OUT_OF_RANGE = [
+    "9999-12-31T23:59:59-01:00",
+    "0001-01-01T00:00:00+01:00",
+    " " * 100_000 + "2026-09-28T23:19:00Z",
+    "2026-09-28T23:19:00." + "1" * 100_000 + "Z",
+]
 
 DEEP = "[" * 100_000 + "]" * 100_000
 """A JSON line nested past the parser's recursion limit: json.loads raises RecursionError."""

@@ -233,9 +233,16 @@ def header(n: int, tag: str, source: str, data_class: str) -> str:
 _LEAP_SECOND = re.compile(r"([Tt ]\d\d:\d\d):60(?=[.,Zz+-]|$)")
 
 
+TIME_MAX = 64
+"""The longest time taken, in characters (`2026-09-28T23:19:00.123456789+05:30` is 35): spaces
+or fraction digits `fromisoformat` would read must not carry a record's size into the index."""
+
+
 def parse_time(at: str) -> datetime:
     """An RFC 3339 time as an aware UTC datetime; ValueError when it is not one. A leap
     second (`:60`) is read as second 59 of its minute."""
+    if len(at) > TIME_MAX:
+        raise ValueError(f"a time is at most {TIME_MAX} characters")
     text = at.strip().replace("z", "Z")
     if ":60" in text:
         text = _LEAP_SECOND.sub(r"\1:59", text, count=1)
