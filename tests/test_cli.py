@@ -100,6 +100,15 @@ def test_reindex_rebuilds_and_reports(home: Home) -> None:
     assert memoryd("recall", "a", home=home).stdout.startswith("[1] memory")
 
 
+def test_reindex_counts_the_dropped_entries_as_status_does(home: Home) -> None:
+    write_log(home, "s1", turn("a", "b"))
+    assert memoryd("memory", "add", "notes.md", "The narwhal swims.", home=home).returncode == 0
+    assert memoryd("memory", "remove", "notes.md", "narwhal", home=home).returncode == 0
+    done = memoryd("reindex", home=home)
+    assert (done.returncode, done.stdout) == (0, "reindexed 1 sessions: 3 items\n")
+    assert json.loads(memoryd("status", "--json", home=home).stdout)["items"] == 3
+
+
 def test_bad_input_is_one_line_and_an_exit_status(home: Home, tmp_path: Path) -> None:
     cases = [
         (("recall", ""), 1, "no word to search for"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
@@ -55,7 +56,8 @@ def reindex(
                 on_total(len(session_folders(sessions)))
             done = catch_up(fresh, sessions, names, on_session)
             if journal is not None:
-                index_dropped(fresh, journal)
+                # Counted with the turns' items, as `status` counts the index's.
+                done = replace(done, items=done.items + index_dropped(fresh, journal))
             fresh.optimize()
             try:
                 with Index(index_path, warn) as live:
