@@ -22,17 +22,8 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve.guard import BODY_MAX
 from test_serve_daemon import Daemon
+from test_serve_mcp_http import INITIALIZE
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
