@@ -11,7 +11,9 @@ resident memory (VmRSS) and its peak so far (VmHWM). Two daemons taking turns `-
 (medians of the speeds, the largest memory figures) on the same home: memoryd, and memoryd as
 before (`OLD`: glibc's malloc arenas, anyio's 40 request
 threads, 2 MB of SQLite cache a connection). The report gives requests per second, p50 and p99,
-the errors (any non-200 answer), RSS, the ratios at 16 clients, and the issue's targets (p50
+the errors (any non-200 answer), RSS, the ratios at 16 clients, memoryd's peak RSS once one
+`memoryd mcp` session went through it (the daemon then holds the MCP SDK) and 16 clients ran
+again, and the issue's targets (p50
 through the socket under 2 ms more than in-process, no error, peak RSS <= 100 MB, >= 1,000
 requests/s at 16 clients) as PASS/FAIL lines.
 
@@ -21,6 +23,7 @@ requests/s at 16 clients) as PASS/FAIL lines.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -142,9 +145,52 @@ class Row:
     peak: float
 
 
-def served(root: Path, how: list[str], texts: list[str], passes: int) -> list[Row]:
+MCP_SESSION = "".join(
+    json.dumps(line) + "\n"
+    for line in (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": "work plans"}},
+        },
+    )
+)
+"""One `memoryd mcp` session: the handshake and a recall (through the daemon: the bridge)."""
+
+
+def with_mcp(root: Path, daemon: subprocess.Popen[bytes], texts: list[str], passes: int) -> Row:
+    """One MCP session through the daemon (which then holds the MCP SDK), then `CLIENTS[-1]`
+    clients again: the row of that second run."""
+    subprocess.run(
+        [sys.executable, "-m", "memoryd", "mcp", "--home", str(root)],
+        input=MCP_SESSION.encode(),
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    clients = CLIENTS[-1]
+    times, errors, wall = through_socket(root / "memoryd.sock", texts, clients, passes)
+    rate, p50, p99 = len(times) / wall, percentile(times, 50), percentile(times, 99)
+    return Row(clients, rate, p50, p99, errors, *memory(daemon.pid))
+
+
+def served(
+    root: Path, how: list[str], texts: list[str], passes: int, mcp: bool = False
+) -> list[Row]:
     """Start a daemon (`python <how> serve`) on the home at `root`, measure it at each number
-    of `CLIENTS`, stop it."""
+    of `CLIENTS` (and, with `mcp`, once more after an MCP session through it), stop it."""
     sock = root / "memoryd.sock"
     daemon = subprocess.Popen(
         [sys.executable, *how, "serve", "--home", str(root)], stderr=subprocess.DEVNULL
@@ -159,6 +205,8 @@ def served(root: Path, how: list[str], texts: list[str], passes: int) -> list[Ro
             times, errors, wall = through_socket(sock, texts, clients, passes)
             rate, p50, p99 = len(times) / wall, percentile(times, 50), percentile(times, 99)
             rows.append(Row(clients, rate, p50, p99, errors, *memory(daemon.pid)))
+        if mcp:
+            rows.append(with_mcp(root, daemon, texts, passes))
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=30)
@@ -210,11 +258,13 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[list[Row]]] = {name: [] for name, _ in DAEMONS}
         for _ in range(args.rounds):
             for name, how in DAEMONS:
-                runs[name].append(served(root, how, texts, args.passes))
+                runs[name].append(served(root, how, texts, args.passes, name == "memoryd"))
         found = {
             name: [median(rows) for rows in zip(*rounds, strict=True)]
             for name, rounds in runs.items()
         }
+        # memoryd's last row is its run after an MCP session: reported apart.
+        mcp = found["memoryd"].pop()
         print(f"# recall through the socket, {args.items:,} items, {len(texts)} queries")
         print()
         print("| daemon | clients | req/s | p50 ms | p99 ms | errors | RSS MB | peak RSS MB |")
@@ -241,6 +291,13 @@ def main(argv: list[str] | None = None) -> int:
             (r.errors == 0, f"{r.errors} errors at {r.clients} clients") for r in found["memoryd"]
         ]
         verdicts.append((now.peak <= 100, f"the daemon's peak RSS {now.peak:.0f} MB (<= 100)"))
+        verdicts.append(
+            (
+                mcp.peak <= 100,
+                f"the daemon's peak RSS {mcp.peak:.0f} MB after one `memoryd mcp` session through "
+                f"it and {mcp.clients} clients again (<= 100; {mcp.rate:,.0f} requests/s)",
+            )
+        )
         verdicts.append((now.rate >= 1000, f"{now.rate:,.0f} requests/s at 16 clients (>= 1,000)"))
         print()
         for ok, what in verdicts:
