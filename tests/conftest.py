@@ -11,6 +11,7 @@ from honcho_workers import fake, make  # noqa: F401  (fixtures: the fake Honcho,
 from memoryd.home import Home
 from memoryd.index import Index
 from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)
+from window_home import served  # noqa: F401  (a fixture: a daemon serving the window's home)
 
 
 @pytest.fixture(autouse=True)

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
-from memoryd.home import Home
 from test_serve_daemon import Daemon
-from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, base, fill, made
+from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, base, made
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -62,17 +60,6 @@ def browser(
     context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
     yield context
     context.close()
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    """A daemon serving the window's test home."""
-    home = Home(tmp_path_factory.mktemp("window-browser") / "home").create()
-    fill(home)
-    running = Daemon(home)
-    running.wait_ready()
-    yield running
-    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import httpx
-import pytest
 
 from memoryd.home import Home
 from test_serve_daemon import Daemon, _free_port
@@ -25,7 +22,6 @@ from window_home import (
     base,
     csrf,
     every_file,
-    fill,
     forms,
     link,
     opened,
@@ -44,17 +40,6 @@ PAGES = (
     "/sessions/planted",
     "/?q=tea+password",
 )
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    """One daemon for the module, serving the window's test home."""
-    home = Home(tmp_path_factory.mktemp("window") / "home").create()
-    fill(home)
-    running = Daemon(home)
-    running.wait_ready()
-    yield running
-    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
 
 
 def test_a_link_works_once_and_leaves_a_clean_address_with_a_strict_cookie(

@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import html
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from logs import turn, write_log
 from memoryd.home import Home
@@ -119,3 +121,14 @@ def forms(page: str, op: str) -> list[dict[str, str]]:
         if fields.get("op") == op:
             found.append(fields)
     return found
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon for the module that uses it, serving the window's test home."""
+    home = Home(tmp_path_factory.mktemp("window") / "home").create()
+    fill(home)
+    running = Daemon(home)
+    running.wait_ready()
+    yield running
+    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
