@@ -38,17 +38,17 @@ class Guard:
         if self.token is not None and not self._authorised(scope):
             client = scope.get("client") or ("?", 0)
             log.warning("401: %s %s from %s without a valid token", *_what(scope), client[0])
-            await _answer(send, 401, "unauthorized", _UNAUTHORISED, bearer=True)
+            await refuse(send, 401, "unauthorized", _UNAUTHORISED, bearer=True)
             return
         if _param_twice(scope):
-            await _answer(send, 422, "invalid", _PARAM_TWICE)
+            await refuse(send, 422, "invalid", _PARAM_TWICE)
             return
         body = await _read(receive)
         if body is None:
-            await _answer(send, 413, "too_large", f"the body is over {BODY_MAX} bytes: send less")
+            await refuse(send, 413, "too_large", f"the body is over {BODY_MAX} bytes: send less")
             return
         if body and _key_twice(scope, body):
-            await _answer(send, 400, "bad_json", _TWICE)
+            await refuse(send, 400, "bad_json", _TWICE)
             return
         started = False
 
@@ -72,7 +72,7 @@ class Guard:
                 return  # answered and logged by the app's own handler
             trace = logged(scope, e)
             if not started:
-                await _answer(send, 500, "internal", f"a bug in memoryd; trace id {trace}")
+                await refuse(send, 500, "internal", f"a bug in memoryd; trace id {trace}")
 
     def _authorised(self, scope: Scope) -> bool:
         assert self.token is not None
@@ -167,7 +167,8 @@ async def _read(receive: Receive) -> bytes | None:
     return b"".join(chunks)
 
 
-async def _answer(send: Send, status: int, code: str, message: str, bearer: bool = False) -> None:
+async def refuse(send: Send, status: int, code: str, message: str, bearer: bool = False) -> None:
+    """Answer with the API's error body, `{"error": {"code": ..., "message": ...}}`."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if bearer:

@@ -13,7 +13,6 @@ loads it (24 MB more of memory, and half a second).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from memoryd.indexer import SESSION_RULE, is_session_id
+from memoryd.serve.guard import refuse
 from memoryd.serve.service import Service
 
 if TYPE_CHECKING:
@@ -43,13 +43,7 @@ class McpRoute:
         """Answer one JSON-RPC message sent for the session the path names."""
         session = str(scope.get("path_params", {}).get("session", ""))
         if not is_session_id(session):
-            body = json.dumps({"error": {"code": "invalid", "message": SESSION_RULE}}).encode()
-            headers = [
-                (b"content-type", b"application/json"),
-                (b"content-length", b"%d" % len(body)),
-            ]
-            await send({"type": "http.response.start", "status": 422, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await refuse(send, 422, "invalid", SESSION_RULE)
             return
         await anyio.to_thread.run_sync(_load)
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
