@@ -84,7 +84,7 @@ def run(home: Home, session: str) -> int:
                 status, body = _post(where, session, line.encode(), version)
             except DaemonError as e:
                 print(f"memoryd: {e}", file=sys.stderr, flush=True)
-                answer = _away(message, str(e))
+                answer = _error(message, INTERNAL_ERROR, str(e))
             else:
                 answer = _answer(message, status, body)
             if answer is None:
@@ -143,26 +143,20 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
         found = None
     if status == 200 and isinstance(found, dict) and found.get("jsonrpc") == "2.0":
         return found
-    if message is None or "method" not in message or "id" not in message:
-        return None  # a notification, a client's answer, a line that is no message: no line
     if isinstance(found, dict) and found.get("jsonrpc") == "2.0":
         return None  # the SDK refused it as no message of MCP: the in-process server says nothing
     error = found.get("error") if isinstance(found, dict) else None
     said = error.get("message") if isinstance(error, dict) else None
     text = str(said) if said else f"the daemon answered HTTP {status}: see its log"
-    code = INVALID_REQUEST if 400 <= status < 500 else INTERNAL_ERROR
-    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
+    return _error(message, INVALID_REQUEST if 400 <= status < 500 else INTERNAL_ERROR, text)
 
 
-def _away(message: dict[str, Any] | None, said: str) -> dict[str, Any] | None:
-    """A request's error while the daemon is away; nothing for any other line."""
+def _error(message: dict[str, Any] | None, code: int, text: str) -> dict[str, Any] | None:
+    """A JSON-RPC error answering `message` when it is a request; nothing for a notification, a
+    client's answer or a line that is no message (the in-process server writes no line)."""
     if message is None or "method" not in message or "id" not in message:
         return None
-    return {
-        "jsonrpc": "2.0",
-        "id": message["id"],
-        "error": {"code": INTERNAL_ERROR, "message": said},
-    }
+    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
 
 
 def _version(answer: dict[str, Any]) -> str | None:
