@@ -12,7 +12,7 @@ built one and whose `memory/index.sqlite` is its cached index), it times in `--r
   work (no catch-up, reached only from here) and the CLI as it is (`catch_up`, which reads only
   the sessions that changed), in wall and in CPU time, and with a daemon serving the home (the
   CLI catches up only `--session`'s log, the daemon's watcher the rest), in wall time;
-- the catch-up in process, in CPU time: `catch_up` and `nothing_new` on an unchanged home,
+- the catch-up in process, in CPU time: `catch_up` and its scan (`changes`) on an unchanged home,
   beside what bounds them, the same listing and two `lstat` calls a session with nothing else
   (`stat_floor`); and a `catch_up` after one append to one session's log (a session this
   benchmark makes in the home and removes after: no file of the home is written);
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, nothing_new
+from memoryd.indexer import Names, catch_up, changes
 from memoryd.serve.client import serves
 
 AT = "2026-09-28T23:19:00Z"
@@ -162,7 +162,7 @@ def stat_floor(sessions: Path, logs: list[str]) -> None:
 
 
 def no_op_rows(home: Home, runs: int) -> dict[str, float]:
-    """The catch-up in process: `catch_up` and `nothing_new` on an unchanged home, their
+    """The catch-up in process: `catch_up` and its scan (`changes`) on an unchanged home, their
     floor, and a `catch_up` after one append (to a session made here, removed after)."""
     folder = home.sessions / APPENDED
     folder.mkdir()
@@ -185,15 +185,15 @@ def no_op_rows(home: Home, runs: int) -> dict[str, float]:
     try:
         with Index(home.index) as index:
             catch_up(index, home.sessions, NAMES)
-            assert nothing_new(index, home.sessions), "the home changed under the benchmark"
+            assert not list(changes(index, home.sessions)), "the home changed under the benchmark"
             logs = [
                 f"{session}/{epoch}.jsonl"
                 for session, epoch in index.conn.execute("SELECT session, epoch FROM logs")
             ]
             return {
                 "catch_up": median_ms(caught_up, runs, time.process_time),
-                "nothing_new": median_ms(
-                    lambda: nothing_new(index, home.sessions), runs, time.process_time
+                "changes": median_ms(
+                    lambda: list(changes(index, home.sessions)), runs, time.process_time
                 ),
                 "stat_floor": median_ms(
                     lambda: stat_floor(home.sessions, logs), runs, time.process_time
@@ -321,8 +321,8 @@ def report(figures: dict[str, object]) -> None:
         no_op = found["no-op catch-up"]
         print(
             f"  in process (CPU), unchanged: catch_up {no_op['catch_up']:.1f} ms "
-            f"({no_op['catch_up'] / no_op['stat_floor']:.2f}x the stat floor), nothing_new "
-            f"{no_op['nothing_new']:.1f} ms ({no_op['nothing_new'] / no_op['stat_floor']:.2f}x), "
+            f"({no_op['catch_up'] / no_op['stat_floor']:.2f}x the stat floor), changes "
+            f"{no_op['changes']:.1f} ms ({no_op['changes'] / no_op['stat_floor']:.2f}x), "
             f"the floor {no_op['stat_floor']:.1f} ms; catch_up after one append "
             f"{no_op['catch_up after one append']:.1f} ms"
         )

@@ -1,5 +1,5 @@
 """Every kind of change to the session logs, on real files, is told by the fast check
-(`changes`, `nothing_new`) as reading every log again would tell it: the catch-up that follows
+(`changes`) as reading every log again would tell it: the catch-up that follows
 reads just the sessions changed, and leaves the index as a reindex from the logs would."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from logs import turn, write_log
 from memoryd.forget.run import Asked, Place, forget
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, changes, nothing_new
+from memoryd.indexer import Names, catch_up, changes
 from memoryd.memory.files import Memory
 from memoryd.reindex import reindex
 
@@ -100,13 +100,13 @@ def test_each_change_is_told_and_read_as_a_reindex_reads_it(
 ) -> None:
     _home(home)
     catch_up(index, home.sessions, NAMES)
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     change, touched = CHANGES[what]
     change(home)
-    assert not nothing_new(index, home.sessions)
+    assert list(changes(index, home.sessions))
     assert {found.session for found in changes(index, home.sessions)} == touched
     done = catch_up(index, home.sessions, NAMES)
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     if what == "a misnamed epoch":
         # Not read, reported, and the turns from where the reading stood tainted (a reindex
         # taints them all): the one change a reindex reads otherwise.
@@ -117,7 +117,7 @@ def test_each_change_is_told_and_read_as_a_reindex_reads_it(
         s for s in touched if (home.sessions / s).is_symlink() or not (home.sessions / s).is_dir()
     }
     assert done.read == len(touched - gone)
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     assert _items(index) == _rebuilt(home, tmp_path)
 
 
@@ -135,7 +135,7 @@ def test_a_log_rewritten_to_its_size_is_read_on_from_where_the_reading_stood(
     was = log.stat()
     log.write_text(log.read_text().replace("four", "FOUR"))
     os.utime(log, ns=(was.st_atime_ns, was.st_mtime_ns))
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     assert catch_up(index, home.sessions, NAMES).read == 0
     aside = home.root / "new.jsonl"
     aside.write_text(log.read_text().replace("three", "THREE"))
@@ -143,7 +143,7 @@ def test_a_log_rewritten_to_its_size_is_read_on_from_where_the_reading_stood(
     assert [found.session for found in changes(index, home.sessions)] == ["s2"]
     done = catch_up(index, home.sessions, NAMES)
     assert (done.read, done.items) == (1, 0)
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     assert _items(index) == before
 
 
@@ -157,7 +157,7 @@ def test_a_forgotten_turn_stays_out_after_the_fast_check(
     memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions)
     forget(Place(home, memory, NAMES, lambda: index), Asked(keys=("s2:2",)))
     assert log.stat().st_size == size  # the same-length placeholder
-    assert nothing_new(index, home.sessions)
+    assert not list(changes(index, home.sessions))
     assert catch_up(index, home.sessions, NAMES).read == 0
     assert not [row for row in _items(index) if "four" in str(row)]
     assert _items(index) == _rebuilt(home, tmp_path)
@@ -178,7 +178,7 @@ def test_a_session_an_older_rule_let_through_goes_when_its_log_changes(
         )
     (home.sessions / "s1").rename(home.sessions / keyed)
     os.utime(home.sessions / keyed, ns=(LONG_AGO, LONG_AGO))
-    assert nothing_new(index, home.sessions)  # unchanged: not checked on every command
+    assert not list(changes(index, home.sessions))  # unchanged: not checked on every command
     write_log(home, keyed, turn("harbour three", "r"), epoch=1)
     assert [found.session for found in changes(index, home.sessions)] == [keyed]
     catch_up(index, home.sessions, NAMES)

@@ -1,4 +1,4 @@
-"""The CLI's fast start: the no-op catch-up check (`nothing_new`) and the daemon probe
+"""The CLI's fast start: the catch-up's scan (`changes`) and the daemon probe
 (`serves`), each giving the answer the slow path gives."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, nothing_new
+from memoryd.indexer import Names, catch_up, changes
 from memoryd.serve.client import serves
 from test_cli import memoryd
 from test_serve_daemon import Daemon
@@ -60,24 +60,24 @@ def _change(home: Home, rng: random.Random, n: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_nothing_new_says_what_a_catch_up_would_do_on_random_homes(home: Home, seed: int) -> None:
+def test_changes_say_what_a_catch_up_would_do_on_random_homes(home: Home, seed: int) -> None:
     rng = random.Random(seed)
     with Index(home.index) as index:
         for n in range(40):
             for _ in range(rng.randint(0, 2)):
                 _change(home, rng, n)
-            said = nothing_new(index, home.sessions)
+            said = not list(changes(index, home.sessions))
             before = index.log_states()
             done = catch_up(index, home.sessions, NAMES)
             did_nothing = done.read == 0 and index.log_states() == before
             assert said == did_nothing, (seed, n)
-            assert nothing_new(index, home.sessions)
+            assert not list(changes(index, home.sessions))
 
 
-def test_nothing_new_without_a_sessions_folder(home: Home) -> None:
+def test_no_changes_without_a_sessions_folder(home: Home) -> None:
     with Index(home.index) as index:
         shutil.rmtree(home.sessions, ignore_errors=True)
-        assert nothing_new(index, home.sessions)
+        assert not list(changes(index, home.sessions))
 
 
 @pytest.fixture

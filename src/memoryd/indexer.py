@@ -11,7 +11,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -298,20 +298,17 @@ def changes(index: Index, sessions: Path) -> Iterator[Change]:
         os.close(fd)
 
 
-def nothing_new(index: Index, sessions: Path) -> bool:
-    """Whether `catch_up` would read nothing and remove nothing: `changes` finds nothing."""
-    return next(changes(index, sessions), None) is None
-
-
 def catch_up(
     index: Index,
     sessions: Path,
     names: Names,
     on_session: Callable[[], None] | None = None,
+    changed: Iterable[Change] | None = None,
 ) -> CatchUp:
     """Index every finished turn written since the last catch-up; drop vanished sessions. Only
-    the sessions `changes` names are read (`on_session` is told after each)."""
-    found = sorted(changes(index, sessions))
+    the sessions `changes` names are read (`changed`: what a scan made already gave), and
+    `on_session` is told after each."""
+    found = sorted(changes(index, sessions) if changed is None else changed)
     damage = dict(index.conn.execute("SELECT session, damage FROM logs WHERE damage IS NOT NULL"))
     vanished = {change.session for change in found if change.folder_mtime is None}
     read = added = batched = 0

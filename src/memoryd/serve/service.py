@@ -36,8 +36,8 @@ from memoryd.indexer import (
     Names,
     catch_up,
     catch_up_session,
+    changes,
     is_session_id,
-    nothing_new,
 )
 from memoryd.labels import DataClass, Label
 from memoryd.logfiles import epoch_logs
@@ -168,14 +168,16 @@ class Service:
         return done
 
     def catch_up_changed(self) -> None:
-        """`catch_up`, unless no log changed since the last one (two stats a session); the
-        journal's new lines are indexed either way."""
+        """`catch_up` of the sessions one scan finds changed (two stats a session), made before
+        the writers are held: a scan that finds nothing keeps no append waiting. The journal's
+        new lines are indexed either way."""
         with self.indexes.guarded():
-            unchanged = nothing_new(self.indexes.index, self.home.sessions)
-        if not unchanged:
-            self.catch_up()
-            return
+            changed = list(changes(self.indexes.index, self.home.sessions))
         with self.indexes.guarded(), self.indexes.writer:
+            # A session another writer read since the scan is read on from its new state:
+            # nothing is indexed twice, and what it wrote meanwhile waits for the next scan.
+            if changed:
+                catch_up(self.indexes.index, self.home.sessions, self.names, changed=changed)
             index_dropped(self.indexes.index, self.memory.journal)
 
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
