@@ -19,7 +19,7 @@ from memoryd.home import Home
 from memoryd.honcho.client import Honcho
 from memoryd.honcho.decide import decide
 from memoryd.honcho.forget import forget_in_honcho
-from memoryd.honcho.ids import fleet_session, fleet_suffix, honcho_id
+from memoryd.honcho.ids import fleet_suffix, honcho_id, namespaced
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Target, Worker
 from memoryd.honcho.turns import log_signature, read_turns
@@ -94,12 +94,12 @@ def test_forgetting_a_public_turn_deletes_only_this_agents_fleet_session(
 
     # The other agent's turns are kept; ours not forgotten are sent again, once.
     assert fleet.fleet_texts() == ["a second", "a two", "b first", "b one"]
-    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, fleet_session("main", A))]
+    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, namespaced("main", fleet_suffix(A)))]
     fleet.public(A, "main", ("a third", "a three"))
     assert a.run_until(time.time() + 10)
     (moved,) = {m["session_id"] for m in fake.messages(f"ws-{A}")}
     ours = {m["session_id"] for m in fake.messages(FLEET) if m["content"].startswith("a ")}
-    assert moved.startswith("main-f") and ours == {fleet_session(moved, A)}
+    assert moved.startswith("main-f") and ours == {namespaced(moved, fleet_suffix(A))}
     assert len(fleet.fleet_texts()) == 6  # the third turn is there too
 
 
@@ -117,13 +117,13 @@ def test_each_agents_fleet_session_is_its_own_and_its_own_workspaces_is_the_sess
         }
     sessions = {(m["peer_id"], m["session_id"]) for m in fake.messages(FLEET)}
     assert {s for peer, s in sessions if peer in (A, B)} == {
-        fleet_session(session, agent)
+        namespaced(session, fleet_suffix(agent))
         for agent in (A, B)
         for session in ("main", honcho_id("chat.2026"))
     }
-    assert fleet_session("main", A) == "main-" + sha256(A.encode()).hexdigest()[:12]
-    assert fleet_session("x" * 512, A).endswith(fleet_suffix(A))
-    assert len(fleet_session("x" * 512, A)) == 512
+    assert namespaced("main", fleet_suffix(A)) == "main-" + sha256(A.encode()).hexdigest()[:12]
+    assert namespaced("x" * 512, fleet_suffix(A)).endswith(fleet_suffix(A))
+    assert len(namespaced("x" * 512, fleet_suffix(A))) == 512
 
 
 def legacy(fleet: Fleet, agent: str, session: str) -> None:
@@ -165,12 +165,12 @@ def test_a_fleet_session_sent_to_under_the_plain_id_is_never_deleted(
     assert sorted(places) == [(FLEET, "fleet"), (FLEET, "shared"), (f"ws-{A}", "own")]
     assert a.run_until(time.time() + 10)
     third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
-    assert third == [fleet_session("main", A)]  # never left: sent to the agent's own
+    assert third == [namespaced("main", fleet_suffix(A))]  # never left: sent to the agent's own
 
     forget_in_honcho(fleet.homes[A], ["main:1:user"])
     assert a.run_until(time.time() + 10)
     # The shared session stays, and what it held; the agent's own sessions are moved.
-    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, fleet_session("main", A))]
+    assert fake.deleted == [(f"ws-{A}", "main"), (FLEET, namespaced("main", fleet_suffix(A)))]
     assert fleet.fleet_texts() == sorted(
         ["a first", "a one", "a second", "a two", "a third", "a three", "b first", "b one"]
     )
@@ -182,5 +182,5 @@ def test_a_fleet_session_sent_to_under_the_plain_id_is_never_deleted(
         "a two",
     ]
     third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
-    assert third == [fleet_session(moved, A)]
+    assert third == [namespaced(moved, fleet_suffix(A))]
     assert a.state.counts(time.time()).forgets == 0

@@ -16,14 +16,14 @@ from memoryd.home import Home
 from memoryd.honcho import run
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.forget import forget_in_honcho, new_target
-from memoryd.honcho.ids import fleet_session
+from memoryd.honcho.ids import fleet_suffix, namespaced
 from memoryd.honcho.state import SyncState
 from memoryd.honcho.sync import Backoff, Target, Worker
 from test_honcho_sync import SlowToGiveUp
 from test_memory_support import add, memory_of
 
 SECRETISH = "zanzibarquokka"  # the forgotten text's distinctive word
-FLEET_S1 = fleet_session("s1", "boxmaker")
+FLEET_S1 = namespaced("s1", fleet_suffix("boxmaker"))
 """Where the fleet holds session s1 of the workers' agent."""
 
 
@@ -104,7 +104,7 @@ def test_a_sent_turn_forgotten_deletes_its_sessions_and_sends_the_others_once_el
     write_log(home, "s1", turn("fourth question", "fourth answer"))
     assert worker.run_until(time.time() + 10)
     assert sent_keys(fake)[-2:] == ["s1:4:user", "s1:4:reply"]
-    assert moved[FLEET] == fleet_session(moved[WS], "boxmaker")  # the same, namespaced
+    assert moved[FLEET] == namespaced(moved[WS], fleet_suffix("boxmaker"))  # the same, namespaced
     for workspace in (WS, FLEET):
         assert {m["session_id"] for m in fake.messages(workspace)} == {moved[workspace]}
         assert len(fake.messages(workspace)) == 6

@@ -12,14 +12,14 @@ import pytest
 from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.honcho.ids import fleet_session
+from memoryd.honcho.ids import fleet_suffix, namespaced
 from test_cli import memoryd
 from test_memory_support import add, memory_of
 from test_serve_daemon import Daemon, until
 
 WS = "box"
 FLEET = "fleet"
-FLEET_S1 = fleet_session("s1", "boxmaker")
+FLEET_S1 = namespaced("s1", fleet_suffix("boxmaker"))
 """Where the fleet holds session s1 of the agent `boxmaker`."""
 WORD = "zanzibarquokka"
 

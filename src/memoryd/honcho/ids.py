@@ -45,7 +45,3 @@ def namespaced(target: str, suffix: str) -> str:
     suffix last, the id cut to fit Honcho's 512 characters."""
     return target[: MAX_ID - len(suffix)] + suffix
 
-
-def fleet_session(target: str, agent: str) -> str:
-    """`agent`'s fleet session id for its own Honcho session id `target`."""
-    return namespaced(target, fleet_suffix(agent))
