@@ -44,4 +44,3 @@ def namespaced(target: str, suffix: str) -> str:
     """The fleet's Honcho session id for the agent's own Honcho session id `target`: the
     suffix last, the id cut to fit Honcho's 512 characters."""
     return target[: MAX_ID - len(suffix)] + suffix
-
