@@ -12,9 +12,10 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index, Item
-from memoryd.indexer import Names, catch_up, is_session_id
+from memoryd.indexer import Names, catch_up
 from memoryd.reindex import reindex
 from memoryd.schema import MIGRATIONS, connect, migrate
+from memoryd.session_ids import is_session_id
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 

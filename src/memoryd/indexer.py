@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -19,33 +18,10 @@ from typing import NamedTuple
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index, Item, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
-from memoryd.secrets import has_secret, may_hold_secret
+from memoryd.session_ids import is_session_id
 from memoryd.sessions import Progress, Turn
 
 log = logging.getLogger("memoryd")
-
-# Session ids become item keys (`<session>:<turn>:<part>`) and Honcho session ids.
-SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
-
-SESSION_RULE = (
-    "this is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not "
-    "shaped like a key"
-)
-"""What a refusal of a session id says (never the id: it may be a key pasted in the wrong place)."""
-
-
-def is_session_id(session: str) -> bool:
-    """Whether `session` may name a session: the session id rule, and no key (a session id
-    becomes item keys, journal lines, recall log lines and Honcho session ids)."""
-    if SESSION_ID.fullmatch(session) is None:
-        return False
-    if not may_hold_secret(session):  # most ids: one cheap test answers for every part
-        return True
-    # In prose a key glued to a word (`task-sk-...`) is not taken for one; in an id it is, since
-    # a prefix (a connector's `claude-code-`) glues any file name to it.
-    starts = [0, *(i + 1 for i, char in enumerate(session) if char in "-_.")]
-    return not any(has_secret(session[start:]) for start in starts)
-
 
 # Commit every so many items, so a first catch-up of a large home keeps its WAL small.
 _BATCH = 20_000

@@ -29,8 +29,8 @@ from memoryd.connect.events import Drift, Host
 from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
-from memoryd.indexer import is_session_id
 from memoryd.memory.replace import replace
+from memoryd.session_ids import is_session_id
 from memoryd.sessions import DECODER
 
 MAX_LINE = 64 << 20

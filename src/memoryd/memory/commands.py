@@ -19,7 +19,7 @@ from memoryd.errors import CheckError, JournalError, LockError, MemorydError
 from memoryd.forget.record import begun
 from memoryd.home import Home, resolve
 from memoryd.index import Index
-from memoryd.indexer import SESSION_RULE, Names, catch_up_session, is_session_id
+from memoryd.indexer import Names, catch_up_session
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
@@ -30,6 +30,7 @@ from memoryd.memory.recovery import consistency, recover
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
 from memoryd.options import echo_labelled, home_option
+from memoryd.session_ids import SESSION_RULE, is_session_id
 from memoryd.text import when
 
 LOG_DEFAULT = 20

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from memoryd.errors import DamagedLogError, MemorydError, MemoryEditError
 from memoryd.index import LogState
-from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.labels import DataClass
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.memory.files import FileSpec
+from memoryd.session_ids import SESSION_RULE, is_session_id
 from memoryd.sessions import Progress
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"

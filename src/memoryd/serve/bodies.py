@@ -8,12 +8,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from memoryd.indexer import SESSION_ID, SESSION_RULE, is_session_id
 from memoryd.recall import K_DEFAULT, K_MAX
 from memoryd.secrets import redact
+from memoryd.session_ids import SESSION_ID, SESSION_RULE, is_session_id
 
 SESSION_PATTERN = "^" + SESSION_ID.pattern + "$"
-"""A session id as every field that takes one checks it (the rule of `indexer.SESSION_ID`)."""
+"""A session id as every field that takes one checks it (the rule of `session_ids.SESSION_ID`)."""
 
 
 def _not_a_key(session: str | None) -> str | None:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
-from memoryd.indexer import SESSION_RULE, is_session_id
 from memoryd.serve.guard import refuse
 from memoryd.serve.service import Service
+from memoryd.session_ids import SESSION_RULE, is_session_id
 
 if TYPE_CHECKING:
     from memoryd.serve.mcp import Backend

@@ -30,15 +30,7 @@ from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
 from memoryd.honcho.answer import Reading, recall_with
 from memoryd.index import Index, LogState
-from memoryd.indexer import (
-    SESSION_RULE,
-    CatchUp,
-    Names,
-    catch_up,
-    catch_up_session,
-    changes,
-    is_session_id,
-)
+from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session, changes
 from memoryd.labels import DataClass, Label
 from memoryd.logfiles import epoch_logs
 from memoryd.memory.block import memory_block
@@ -52,6 +44,7 @@ from memoryd.recall import Answer
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
+from memoryd.session_ids import SESSION_RULE, is_session_id
 from memoryd.status import summary
 
 log = logging.getLogger("memoryd.serve")

@@ -19,13 +19,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from memoryd.errors import MemorydError, RecallError
-from memoryd.indexer import is_session_id
 from memoryd.labels import DataClass
 from memoryd.memory.journal import Op
 from memoryd.recall import K_MAX
 from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
+from memoryd.session_ids import is_session_id
 from memoryd.window import forget as forget_page
 from memoryd.window import honcho, opener, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page

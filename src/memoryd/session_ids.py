@@ -1,0 +1,32 @@
+"""The session id rule: what may name a session (a log's folder, an API's or a tool's field).
+
+A session id becomes item keys (`<session>:<turn>:<part>`), journal lines, recall log lines and
+Honcho session ids, and is echoed in answers and status: so it is short, plain, and never a key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memoryd.secrets import has_secret, may_hold_secret
+
+SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
+"""A session id's characters and length (`is_session_id` also refuses one shaped like a key)."""
+
+SESSION_RULE = (
+    "this is not a session id: 1 to 100 of A-Z a-z 0-9 _ - . not starting with ., and not "
+    "shaped like a key"
+)
+"""What a refusal of a session id says (never the id: it may be a key pasted in the wrong place)."""
+
+
+def is_session_id(session: str) -> bool:
+    """Whether `session` may name a session: `SESSION_ID`'s characters and length, and no key."""
+    if SESSION_ID.fullmatch(session) is None:
+        return False
+    if not may_hold_secret(session):  # most ids: one cheap test answers for every part
+        return True
+    # In prose a key glued to a word (`task-sk-...`) is not taken for one; in an id it is, since
+    # a prefix (a connector's `claude-code-`) glues any file name to it.
+    starts = [0, *(i + 1 for i, char in enumerate(session) if char in "-_.")]
+    return not any(has_secret(session[start:]) for start in starts)
