@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
-from memoryd import logfiles, sessions
+from memoryd import logfiles, records
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.honcho.turns import read_turns
@@ -24,10 +24,11 @@ from memoryd.index import Index
 from memoryd.indexer import MAX_TEXT, Names, catch_up
 from memoryd.logfiles import MAX_LINE, read_from
 from memoryd.memory.trust import refuse, trust
+from memoryd.records import MAX_DEPTH, parse_line
 from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
-from memoryd.sessions import MAX_DEPTH, Progress, parse_line
+from memoryd.sessions import Progress
 from memoryd.text import parse_time
 
 NAMES = Names(agent="boxmaker", owner="kyle")
@@ -410,12 +411,12 @@ def test_a_log_read_in_chunks_reads_as_a_whole(home: Home, monkeypatch: Any, chu
     lines = path.read_bytes().split(b"\n")
     ends = [sum(len(x) + 1 for x in lines[:n]) for n in range(1, len(lines))]
     assert got == [
-        (1, ends[0], sessions.Kind.USER, None),
-        (2, ends[1], sessions.Kind.FINAL, None),
-        (3, ends[2], sessions.Kind.USER, None),
+        (1, ends[0], records.Kind.USER, None),
+        (2, ends[1], records.Kind.FINAL, None),
+        (3, ends[2], records.Kind.USER, None),
         (6, ends[5], None, "not JSON (Expecting property name enclosed in double quotes)"),
         (7, ends[6], None, "a line longer than 0 MiB: it is not read"),
-        (8, ends[7], sessions.Kind.FINAL, None),
+        (8, ends[7], records.Kind.FINAL, None),
         (8, ends[7], None, None),
     ]
 

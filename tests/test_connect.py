@@ -33,9 +33,9 @@ from memoryd.indexer import Names, catch_up
 from memoryd.logfiles import MAX_LINE
 from memoryd.memory.journal import Op
 from memoryd.recall import recall
+from memoryd.records import parse_line
 from memoryd.serve.app import create_app
 from memoryd.serve.service import Service
-from memoryd.sessions import parse_line
 from transcripts import SESSION, Claude, Codex, at, write
 
 CC_SESSION = f"claude-code-{SESSION}"

@@ -35,8 +35,9 @@ from memoryd.memory.files import Memory
 from memoryd.memory.journal import Op, read
 from memoryd.memory.recovery import consistency
 from memoryd.recall import recall, searched
+from memoryd.records import Kind, Role, parse_line
 from memoryd.reindex import reindex
-from memoryd.sessions import Kind, Progress, Role, parse_line
+from memoryd.sessions import Progress
 from memoryd.stems import stem
 from test_cli import memoryd
 from test_serve_daemon import Daemon

@@ -14,7 +14,8 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.logfiles import read_from
 from memoryd.memory.trust import refuse, trust
-from memoryd.sessions import Progress, parse_line
+from memoryd.records import parse_line
+from memoryd.sessions import Progress
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 UNTRUSTED = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True, "at": AT}

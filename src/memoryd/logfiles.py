@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError
-from memoryd.sessions import Record, parse_line
+from memoryd.records import Record, parse_line
 
 MAX_EPOCH_DIGITS = 9
 """An epoch is numbered below 10**9 (`999999999.jsonl`): a longer number is no epoch memoryd

@@ -30,8 +30,8 @@ from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.memory.replace import replace
+from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
-from memoryd.sessions import DECODER
 
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a

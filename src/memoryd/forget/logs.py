@@ -4,7 +4,7 @@ The loop appends to its logs while memoryd forgets, so a log is never rewritten 
 append in between would be lost). A forgotten record's line becomes `{"type":"forgotten",
 "key":"..."}` padded with spaces to its byte length (JSON allows them), written with `pwrite` at
 the line's offset: every offset stays, and the append region is never touched. The placeholder
-keeps what the record meant to the fold (`sessions.Role`: a user record still counts its turn)
+keeps what the record meant to the fold (`records.Role`: a user record still counts its turn)
 and its taint (`"untrusted":true` when the record said so, or was damage).
 """
 
@@ -21,7 +21,7 @@ from memoryd.errors import HomeError
 from memoryd.forget.targets import Part, Target, item_key
 from memoryd.home import link_message
 from memoryd.logfiles import MAX_LINE, epoch_logs
-from memoryd.sessions import Kind, Record, Role, parse_line, role
+from memoryd.records import Kind, Record, Role, parse_line, role
 
 
 @dataclass(frozen=True)

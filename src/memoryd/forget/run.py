@@ -31,9 +31,9 @@ from memoryd.lock import TIMEOUT, locked
 from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
+from memoryd.records import Role
 from memoryd.search import every
 from memoryd.secrets import redact
-from memoryd.sessions import Role
 from memoryd.text import header, item, snippet
 
 QUERY_LIMIT = 1_000

@@ -15,7 +15,7 @@ from typing import Any
 from memoryd.errors import NO_SPACE, HomeError, LockError, NoSpaceError, RecordError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.logfiles import epoch_logs
-from memoryd.sessions import Kind, parse_line
+from memoryd.records import Kind, parse_line
 
 log = logging.getLogger("memoryd.serve")
 

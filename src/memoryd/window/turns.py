@@ -16,8 +16,8 @@ from urllib.parse import quote
 from memoryd import boundary
 from memoryd.errors import DamagedLogError
 from memoryd.logfiles import epoch_logs, read_from
+from memoryd.records import Kind
 from memoryd.secrets import redact
-from memoryd.sessions import Kind
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
 
