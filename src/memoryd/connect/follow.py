@@ -27,17 +27,13 @@ from typing import Any
 from memoryd import boundary
 from memoryd.connect.events import Drift, Host
 from memoryd.connect.fold import CONNECTOR, Fold, Written
+from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.memory.replace import replace
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
 
-MAX_LINE = 64 << 20
-"""The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a
-longer one is damage, skipped without being held whole."""
-
-_CHUNK = 4 << 20
 _FLUSH = 2000
 """Lines folded between two writes of a large transcript (a first catch-up)."""
 
@@ -161,7 +157,7 @@ class Follower:
             if e.errno == errno.ELOOP:
                 return  # a link: not followed
             raise
-        with contextlib.closing(_File(fd)) as file:
+        with contextlib.closing(Transcript(fd)) as file:
             identity = [file.stat.st_dev, file.stat.st_ino]
             if not stat.S_ISREG(file.stat.st_mode):
                 return
@@ -190,7 +186,7 @@ class Follower:
                 if name.endswith(".jsonl"):
                     (folder / name).unlink()
 
-    def _read(self, file: _File, path: Path, position: Position, done: Pass) -> None:
+    def _read(self, file: Transcript, path: Path, position: Position, done: Pass) -> None:
         # The position moves only once what was read is written (`_write`): a write that fails
         # leaves it where it was, and the next pass reads those lines again.
         fold = Fold.from_json(position.fold)
@@ -342,40 +338,3 @@ def _parse(raw: bytes) -> Any:
         return DECODER.decode(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError("not UTF-8") from None
-
-
-class _File:
-    """An open transcript and its lines from an offset."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.stat = os.fstat(fd)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-    def lines(self, offset: int, size: int) -> Iterator[tuple[bytes | None, int]]:
-        """Each complete line after `offset` up to `size`, with the offset after it (None for a
-        line longer than MAX_LINE); a last line without its line break is left for later."""
-        at, carry, long = offset, bytearray(), False
-        while at < size:
-            chunk = os.pread(self.fd, min(_CHUNK, size - at), at)
-            if not chunk:
-                return
-            begin = 0
-            while True:
-                cut = chunk.find(b"\n", begin)
-                if cut < 0:
-                    break
-                end = at + cut + 1
-                if long:
-                    yield None, end
-                else:
-                    carry += chunk[begin:cut]
-                    yield bytes(carry), end
-                carry, long, begin = bytearray(), False, cut + 1
-            if not long:
-                carry += chunk[begin:]
-                if len(carry) > MAX_LINE:
-                    carry, long = bytearray(), True
-            at += len(chunk)
