@@ -22,6 +22,7 @@ an MCP client's session starts in the time of the CLI's own start.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -119,7 +120,10 @@ def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[i
         headers["MCP-Protocol-Version"] = version
     connection = _Unix(where)
     try:
-        connection.request("POST", f"/v1/mcp/{session}", body, headers)
+        # A body over the daemon's limit is refused before it is all read: the send breaks, and
+        # the refusal is waiting to be read.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            connection.request("POST", f"/v1/mcp/{session}", body, headers)
         response = connection.getresponse()
         return response.status, response.read()
     except (OSError, http.client.HTTPException) as e:
@@ -154,9 +158,15 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
 def _error(message: dict[str, Any] | None, code: int, text: str) -> dict[str, Any] | None:
     """A JSON-RPC error answering `message` when it is a request; nothing for a notification, a
     client's answer or a line that is no message (the in-process server writes no line)."""
-    if message is None or "method" not in message or "id" not in message:
+    if message is None or "method" not in message or not _request_id(message.get("id")):
         return None
     return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
+
+
+def _request_id(found: object) -> bool:
+    # JSON-RPC's ids as MCP's: a string or an integer. A float, null or an object is no request's
+    # (the SDK says nothing to it), and one of Python's NaN or Infinity is no JSON to echo.
+    return isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool))
 
 
 def _version(answer: dict[str, Any]) -> str | None:
