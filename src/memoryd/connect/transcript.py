@@ -38,7 +38,8 @@ class Transcript:
                 if cut < 0:
                     break
                 end = at + cut + 1
-                if long:
+                # The end of a line that passed the limit in this chunk is over it too.
+                if long or len(carry) + cut - begin > MAX_LINE:
                     yield None, end
                 else:
                     carry += chunk[begin:cut]
