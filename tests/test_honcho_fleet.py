@@ -21,6 +21,7 @@ from memoryd.honcho.decide import decide
 from memoryd.honcho.forget import forget_in_honcho
 from memoryd.honcho.ids import fleet_suffix, honcho_id, namespaced
 from memoryd.honcho.state import SyncState
+from memoryd.honcho.status import counts_of
 from memoryd.honcho.sync import Target, Worker
 from memoryd.honcho.turns import log_signature, read_turns
 
@@ -183,4 +184,4 @@ def test_a_fleet_session_sent_to_under_the_plain_id_is_never_deleted(
     ]
     third = [m["session_id"] for m in fake.messages(FLEET) if m["content"] == "a third"]
     assert third == [namespaced(moved, fleet_suffix(A))]
-    assert a.state.counts(time.time()).forgets == 0
+    assert counts_of(a.state, time.time()).forgets == 0

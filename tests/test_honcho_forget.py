@@ -13,11 +13,12 @@ from honcho_fake import FakeHoncho
 from honcho_workers import FLEET, WS, Make
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.honcho import run
+from memoryd.honcho import status as honcho_status
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.forget import forget_in_honcho, new_target
 from memoryd.honcho.ids import fleet_suffix, namespaced
 from memoryd.honcho.state import SyncState
+from memoryd.honcho.status import counts_of
 from memoryd.honcho.sync import Backoff, Target, Worker
 from test_honcho_sync import SlowToGiveUp
 from test_memory_support import add, memory_of
@@ -74,7 +75,9 @@ def test_a_sent_turn_forgotten_deletes_its_sessions_and_sends_the_others_once_el
     since = len(fake.requests)
 
     forget_in_honcho(home, ["s1:2:user", "s1:2:reply"])
-    assert "  forget  2 deletions pending" in run.status_lines(run.status(home, True))
+    assert "  forget  2 deletions pending" in honcho_status.status_lines(
+        honcho_status.status(home, True)
+    )
     assert worker.run_until(time.time() + 10)
 
     assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
@@ -97,7 +100,7 @@ def test_a_sent_turn_forgotten_deletes_its_sessions_and_sends_the_others_once_el
     # The delete waited for nothing, then the resend: in this order, per workspace.
     order = [(r.method, r.workspace) for r in fake.requests[since:] if r.method == "DELETE"]
     assert order == [("DELETE", WS), ("DELETE", FLEET)]
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.forgets == 0 and counts.pending == 0 and counts.sent == 2
 
     # The session's later turns go to the new Honcho session, not to the dead one.
@@ -201,7 +204,7 @@ def test_honcho_down_keeps_the_forget_queued_and_it_is_done_when_honcho_is_back(
     worker = make()
     worker.step()
     assert fake.deleted == []
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.forgets == 2 and counts.last_error is not None and "503" in counts.last_error
     worker.state.close()
 
@@ -210,7 +213,7 @@ def test_honcho_down_keeps_the_forget_queued_and_it_is_done_when_honcho_is_back(
     assert restarted.run_until(time.time() + 10)
     assert fake.deleted == [(WS, "s1"), (FLEET, FLEET_S1)]
     assert len(fake.messages(WS)) == 4 and len(fake.messages(FLEET)) == 4
-    assert restarted.state.counts(time.time()).forgets == 0
+    assert counts_of(restarted.state, time.time()).forgets == 0
 
 
 def test_a_session_already_gone_counts_as_deleted(home: Home, fake: FakeHoncho, make: Make) -> None:
@@ -221,7 +224,7 @@ def test_a_session_already_gone_counts_as_deleted(home: Home, fake: FakeHoncho, 
     fake.behave(WS, "missing", method="DELETE", times=1)
     assert worker.run_until(time.time() + 10)
     assert fake.deleted == [(FLEET, FLEET_S1)]  # the own one answered 404: already gone
-    assert worker.state.counts(time.time()).forgets == 0
+    assert counts_of(worker.state, time.time()).forgets == 0
     # The forgotten reply's turn keeps its user text (as the session log's fold does).
     new = [m for m in fake.messages(WS) if m["session_id"] != "s1"]
     assert [m["metadata"]["key"] for m in new] == [
@@ -245,7 +248,7 @@ def test_a_delete_that_hangs_is_tried_again_and_its_404_then_counts_as_done(
     assert [path for path in deletes(fake) if f"/{WS}/" in path] == [
         f"/v3/workspaces/{WS}/sessions/s1"
     ] * 2
-    assert worker.state.counts(time.time()).forgets == 0
+    assert counts_of(worker.state, time.time()).forgets == 0
 
 
 def test_a_refused_delete_stays_pending_and_is_tried_again(
@@ -257,7 +260,7 @@ def test_a_refused_delete_stays_pending_and_is_tried_again(
     forget_in_honcho(home, ["s1:2:user"])
     fake.behave(WS, "fail", status=401, method="DELETE", times=1)
     worker.step()
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.forgets == 2 and counts.failed == {}
     assert worker.send(time.time() + 1000) == 1  # the cap has passed: tried again
     assert worker.run_until(time.time() + 10)

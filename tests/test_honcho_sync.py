@@ -20,8 +20,9 @@ from memoryd.home import Home
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.ids import honcho_id
-from memoryd.honcho.run import status as honcho_status
 from memoryd.honcho.state import SyncState
+from memoryd.honcho.status import counts_of
+from memoryd.honcho.status import status as honcho_status
 from memoryd.honcho.sync import Backoff, Target, Worker
 from memoryd.honcho.turns import read_turns
 from memoryd.labels import DataClass
@@ -70,7 +71,7 @@ def test_turns_are_sent_oldest_first_across_epochs_in_three_steps(
     assert stored[0]["peer_id"] == "kyle"
     assert stored[0]["metadata"] == {"turn": 1, "key": "s1:1:user"}
     assert stored[0]["created_at"] == "2026-09-28T23:19:00Z"
-    assert worker.state.counts(time.time()).sent == 3
+    assert counts_of(worker.state, time.time()).sent == 3
 
 
 def test_two_users_in_epoch_0_and_one_in_epoch_1_are_three_turns(
@@ -106,12 +107,12 @@ def test_a_timeout_after_the_server_stored_the_batch_does_not_duplicate_it(
     started = time.monotonic()
     worker.step()
     assert time.monotonic() - started < 1.5
-    assert worker.state.counts(time.time()).pending == 1
+    assert counts_of(worker.state, time.time()).pending == 1
     assert worker.send(later()) == 0
     assert keys(fake) == ["s1:1:user", "s1:1:reply"]
     assert posts(fake) == [2]
     assert any("/messages/list" in r.path for r in fake.requests)
-    assert worker.state.counts(time.time()).sent == 1
+    assert counts_of(worker.state, time.time()).sent == 1
 
 
 def test_a_dropped_connection_before_storing_sends_the_batch_once_more(
@@ -130,12 +131,12 @@ def test_a_503_then_success_delivers_once(home: Home, fake: FakeHoncho, make: Ma
     write_log(home, "s1", turn("a", "ra"))
     fake.behave(WS, "fail", status=503, times=1, only="/messages")
     worker.step()
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.pending == 1 and counts.backing_off
     assert counts.last_error == "Honcho is unreachable (server, HTTP 503)"
     worker.send(later())
     assert keys(fake) == ["s1:1:user", "s1:1:reply"]
-    assert not worker.state.counts(time.time()).backing_off
+    assert not counts_of(worker.state, time.time()).backing_off
 
 
 def test_a_422_fails_the_turn_with_its_kind_and_is_not_retried(
@@ -147,7 +148,7 @@ def test_a_422_fails_the_turn_with_its_kind_and_is_not_retried(
     worker.step()
     worker.send(later())
     worker.send(later() + 1000)
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.failed == {"rejected": 1} and counts.pending == 0
     assert posts(fake) == [2]
     assert worker.state.next_due() is None
@@ -182,7 +183,7 @@ def test_a_turn_holding_a_secret_in_any_form_is_never_sent(
     write_log(home, "clean", turn("fine", "also fine"))
     worker = make()
     assert worker.run_until(time.time() + 10)
-    assert worker.state.counts(time.time()).skipped == {"secret": 2 * len(SECRETS)}
+    assert counts_of(worker.state, time.time()).skipped == {"secret": 2 * len(SECRETS)}
     assert keys(fake) == ["clean:1:user", "clean:1:reply"]
     for request in fake.requests:
         assert KEY.encode() not in request.raw
@@ -209,7 +210,7 @@ def test_tainted_and_secret_class_turns_are_skipped_with_their_reasons(
     write_log(home, "vault", [{"type": "session", "class": "secret"}, *turn("x", "rx")])
     worker = make()
     worker.run_until(time.time() + 10)
-    assert worker.state.counts(time.time()).skipped == {"tainted": 2, "class": 1}
+    assert counts_of(worker.state, time.time()).skipped == {"tainted": 2, "class": 1}
     assert keys(fake) == ["web:1:user", "web:1:reply"]
 
 
@@ -235,7 +236,7 @@ def test_a_damaged_log_fails_only_the_turn_it_hides(
     worker = make()
     worker.run_until(time.time() + 10)
     assert keys(fake) == ["s1:1:user", "s1:1:reply"]
-    assert worker.state.counts(time.time()).skipped == {"log": 1}
+    assert counts_of(worker.state, time.time()).skipped == {"log": 1}
 
 
 def test_a_session_id_with_a_dot_becomes_a_honcho_id(
@@ -267,7 +268,7 @@ def test_a_conclusion_is_written_for_an_added_note_and_owner_entry(
     again = make()
     again.run_until(time.time() + 10)
     assert len(fake.conclusions(WS)) == 4
-    assert again.state.counts(time.time()).conclusions_sent == 4
+    assert counts_of(again.state, time.time()).conclusions_sent == 4
 
 
 def test_a_conclusion_about_a_peer_first_named_later_makes_that_peer_first(
@@ -282,7 +283,7 @@ def test_a_conclusion_about_a_peer_first_named_later_makes_that_peer_first(
     add(memory, "Kyle prefers green tea.", file="owner.md")
     assert worker.run_until(time.time() + 10)
     assert [c["observer_id"] for c in fake.conclusions(WS)] == ["boxmaker", "kyle"]
-    assert worker.state.counts(time.time()).conclusions_sent == 2
+    assert counts_of(worker.state, time.time()).conclusions_sent == 2
 
 
 def test_a_turn_longer_than_honcho_keeps_is_cut_and_its_batch_still_lands(
@@ -333,7 +334,7 @@ def test_a_refused_key_fails_the_turn_as_auth_and_stays_out_of_the_status_and_lo
     write_log(home, "s1", turn("a", "ra"))
     worker = make()
     assert worker.run_until(time.time() + 5)
-    counts = worker.state.counts(time.time())
+    counts = counts_of(worker.state, time.time())
     assert counts.failed == {"auth": 1}
     assert KEY not in json.dumps(counts.__dict__) and KEY not in caplog.text
 
@@ -380,7 +381,7 @@ def test_a_batch_honcho_commits_after_the_timeout_is_waited_out_and_not_sent_aga
     assert posts(fake) == [4]
     (sent,) = batches(fake)
     assert listings(fake) and min(listings(fake)) - sent >= 1.25  # only after it committed
-    assert worker.state.counts(time.time()).sent == 2
+    assert counts_of(worker.state, time.time()).sent == 2
 
 
 def test_a_sessions_later_turns_wait_behind_a_batch_that_may_still_commit_and_others_do_not(
@@ -419,7 +420,7 @@ def test_a_batch_going_out_when_the_process_died_is_not_looked_for_before_it_set
     killed.state.sending(ids, settles)  # kept before the request; then the process died
     restarted = make()
     assert restarted.next_due() == settles
-    assert restarted.state.counts(time.time()).backing_off  # in doubt, waiting to settle
+    assert counts_of(restarted.state, time.time()).backing_off  # in doubt, waiting to settle
     assert restarted.send(settles - 1) == 0
     assert fake.requests == []
     assert restarted.send(settles + 1) == 2  # settled, looked for, not found: sent once more
@@ -488,7 +489,7 @@ def test_a_destinations_backoff_holds_for_every_batch_and_across_a_restart(
     restarted = make(backoff=Backoff(60, 120))
     assert restarted.send() == 0
     assert len(fake.requests) == 1
-    assert restarted.state.counts(time.time()).backing_off
+    assert counts_of(restarted.state, time.time()).backing_off
     assert restarted.next_due() is not None and restarted.next_due() >= time.time() + 29
     assert restarted.send(later()) == 2
     assert restarted.send(later()) == 2
@@ -583,7 +584,7 @@ def test_an_unanswered_turn_is_sent_alone_once_a_later_user_record_ends_it(
     worker.step()
     assert keys(fake) == ["s1:1:user", "s1:2:user", "s1:2:reply"]
     assert fake.messages(WS)[0]["content"] == "never answered"
-    assert worker.state.counts(time.time()).sent == 2
+    assert counts_of(worker.state, time.time()).sent == 2
 
 
 def test_a_turn_cut_by_a_compaction_waits_for_its_reply_or_the_next_user(
@@ -615,7 +616,7 @@ def test_an_unanswered_turn_keeps_the_skip_rules(home: Home, fake: FakeHoncho, m
     worker = make()
     worker.run_until(time.time() + 10)
     assert keys(fake) == ["s1:2:user"]
-    assert worker.state.counts(time.time()).skipped == {"secret": 1, "tainted": 1}
+    assert counts_of(worker.state, time.time()).skipped == {"secret": 1, "tainted": 1}
 
 
 def test_status_read_while_a_batch_is_going_out_does_not_put_it_in_doubt(

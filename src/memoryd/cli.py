@@ -227,7 +227,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     index's pages are checked first (`PRAGMA quick_check`); a damaged index is rebuilt."""
     from memoryd.connect.damage import damage_lines
     from memoryd.forget.commands import forgotten_line
-    from memoryd.honcho import run as honcho_run
+    from memoryd.honcho import status as honcho_status
     from memoryd.status import summary
 
     def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
@@ -255,7 +255,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     for link in linked:
         click.echo(f"  {link}")
     click.echo(f"forgotten {forgotten_line(status['forgotten'])}")
-    for line in honcho_run.status_lines(status["honcho"]):
+    for line in honcho_status.status_lines(status["honcho"]):
         click.echo(line)
 
 

@@ -8,7 +8,7 @@ from memoryd import config as config_file
 from memoryd.connect.damage import damage
 from memoryd.forget import record
 from memoryd.home import Home, shown_links
-from memoryd.honcho import run as honcho_run
+from memoryd.honcho import status as honcho_status
 from memoryd.index import LogState
 
 
@@ -31,5 +31,5 @@ def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, An
         "connect": damage(home.memory),
         "links": shown_links(home),
         "forgotten": record.summary(home.memory),
-        "honcho": honcho_run.status(home, config_file.load(home.config).honcho is not None),
+        "honcho": honcho_status.status(home, config_file.load(home.config).honcho is not None),
     }

@@ -12,6 +12,8 @@ from memoryd import config as config_file
 from memoryd.errors import MemorydError
 from memoryd.home import resolve
 from memoryd.honcho import run
+from memoryd.honcho import status as honcho_status
+from memoryd.honcho.status import counts_of
 from memoryd.options import Seconds, home_option
 
 
@@ -48,7 +50,7 @@ def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
     ends = time.time() + deadline
     with run.opened(home, config, timeout) as worker:
         worker.scan()
-        total = worker.state.counts(time.time()).pending
+        total = counts_of(worker.state, time.time()).pending
         bar: Any = None
         if sys.stderr.isatty() and total:
             bar = click.progressbar(length=total, label="sending to Honcho", file=sys.stderr)
@@ -56,15 +58,15 @@ def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
 
         def sent(_: int) -> None:
             if bar is not None:
-                left = worker.state.counts(time.time()).pending
+                left = counts_of(worker.state, time.time()).pending
                 bar.update(total - left - bar.pos)
 
         worker.run_until(ends, on_send=sent)
         if bar is not None:
             bar.__exit__(None, None, None)
-    part = run.status(home, True)
+    part = honcho_status.status(home, True)
     assert part is not None
-    for line in run.status_lines(part):
+    for line in honcho_status.status_lines(part):
         click.echo(line)
     if part["pending"] or part["failed"] or part["forgets"]:
         failed = sum(part["failed"].values())

@@ -1,4 +1,4 @@
-"""Running the Honcho worker: wiring it from the config, one worker per home, its status.
+"""Running the Honcho worker: wiring it from the config, one worker per home.
 
 Used by the composition roots only (`memoryd sync`, `memoryd status`, the daemon). One worker
 at a time sends for a home: it holds an exclusive `flock` on `memory/honcho.lock`, so `memoryd
@@ -14,11 +14,9 @@ import fcntl
 import logging
 import os
 import threading
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memoryd.config import Config
 from memoryd.errors import ConfigError, LockError
@@ -119,63 +117,3 @@ def start(home: Home, config: Config, stop: threading.Event) -> threading.Thread
     thread = threading.Thread(target=run, name="memoryd-honcho", daemon=True)
     thread.start()
     return thread
-
-
-def status(home: Home, configured: bool) -> dict[str, Any] | None:
-    """The Honcho part of `memoryd status` (None when `[honcho]` is not configured)."""
-    if not configured:
-        return None
-    path = state_path(home)
-    if not path.exists():
-        return {
-            "sent": 0,
-            "skipped": {},
-            "failed": {},
-            "pending": 0,
-            "conclusions": 0,
-            "forgets": 0,
-            "last_error": None,
-            "last_error_at": None,
-            "backing_off": False,
-        }
-    state = SyncState(path)
-    try:
-        counts = state.counts(time.time())
-    finally:
-        state.close()
-    when = counts.last_error_at
-    return {
-        "sent": counts.sent,
-        "skipped": counts.skipped,
-        "failed": counts.failed,
-        "pending": counts.pending,
-        "conclusions": counts.conclusions_sent,
-        "forgets": counts.forgets,
-        "last_error": counts.last_error,
-        "last_error_at": None
-        if when is None
-        else datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "backing_off": counts.backing_off,
-    }
-
-
-def status_lines(part: dict[str, Any] | None) -> list[str]:
-    """The Honcho part of `memoryd status` as text."""
-    if part is None:
-        return ["honcho    not configured"]
-
-    def by(counts: dict[str, int]) -> str:
-        return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
-
-    lines = [
-        f"honcho    {part['sent']} turns sent, {part['pending']} pending"
-        + (" (backing off)" if part["backing_off"] else ""),
-        f"  skipped {by(part['skipped'])}",
-        f"  failed  {by(part['failed'])}",
-        f"  conclusions {part['conclusions']} sent",
-    ]
-    if part["forgets"]:
-        lines.append(f"  forget  {part['forgets']} deletions pending")
-    if part["last_error"]:
-        lines.append(f"  last error at {part['last_error_at']}: {part['last_error']}")
-    return lines

@@ -68,21 +68,6 @@ class Item:
     maybe: bool
 
 
-@dataclass(frozen=True)
-class Counts:
-    """What `memoryd status` shows of the sync."""
-
-    sent: int
-    skipped: dict[str, int]
-    failed: dict[str, int]
-    pending: int
-    conclusions_sent: int
-    forgets: int
-    last_error: str | None
-    last_error_at: float | None
-    backing_off: bool
-
-
 class SyncState:
     """The state file, open. One connection; use it from one thread."""
 
@@ -124,7 +109,7 @@ class SyncState:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The open file, for `forget.py`, which keeps its own rows in it."""
+        """The open file, for `forget.py`, which keeps its own rows in it, and `status.py`."""
         return self._db
 
     def target(self, session: str, first: str) -> str:
@@ -319,55 +304,6 @@ class SyncState:
             "due = 0 WHERE item = 'message' AND state = 'failed'"
         )
         return int(done.rowcount)
-
-    def counts(self, now: float) -> Counts:
-        """Turns sent, skipped by reason, failed by kind and pending; the last error."""
-        skipped = dict(
-            self._db.execute(
-                "SELECT reason, count(*) FROM decided WHERE reason IS NOT NULL GROUP BY reason"
-            ).fetchall()
-        )
-        turns = self._db.execute(
-            "SELECT max(state = 'failed'), max(state = 'pending'), max(kind) FROM outbox "
-            "WHERE item = 'message' GROUP BY session, turn"
-        ).fetchall()
-        failed: dict[str, int] = {}
-        for any_failed, _, kind in turns:
-            if any_failed:
-                failed[str(kind)] = failed.get(str(kind), 0) + 1
-        pending = sum(1 for f, p, _ in turns if p and not f)
-        sent = sum(1 for f, p, _ in turns if not p and not f)
-        conclusions = self._db.execute(
-            "SELECT count(*) FROM outbox WHERE item = 'conclusion' AND state = 'sent'"
-        ).fetchone()[0]
-        pending += self._db.execute(
-            "SELECT count(*) FROM outbox WHERE item = 'conclusion' AND state = 'pending'"
-        ).fetchone()[0]
-        forgets = self._db.execute(
-            "SELECT count(*) FROM outbox WHERE item IN ('delete', 'unconclude') "
-            "AND state = 'pending'"
-        ).fetchone()[0]
-        last = self._db.execute("SELECT text, at FROM errors ORDER BY id DESC LIMIT 1").fetchone()
-        backing = self._db.execute(
-            "SELECT count(*) FROM outbox WHERE state = 'pending' AND (attempts > 0 OR maybe = 1) "
-            "AND due > ?",
-            (now,),
-        ).fetchone()[0]
-        if pending or forgets:
-            backing += self._db.execute(
-                "SELECT count(*) FROM backoff WHERE until > ?", (now,)
-            ).fetchone()[0]
-        return Counts(
-            sent,
-            skipped,
-            failed,
-            pending,
-            int(conclusions),
-            int(forgets),
-            None if last is None else str(last[0]),
-            None if last is None else float(last[1]),
-            bool(backing),
-        )
 
     def _set(self, ids: Sequence[int], assignments: str, values: tuple[Any, ...] = ()) -> None:
         marks = ",".join("?" * len(ids))

@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd import config as config_file
 from memoryd.home import Home
-from memoryd.honcho import run as honcho_run
+from memoryd.honcho import status as honcho_status
 from memoryd.index import Index
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
@@ -46,7 +46,7 @@ def facts(index: Index, home: Home) -> dict[str, Any]:
         "index_bytes": size,
         "damaged_logs": damaged,
         "damaged": dict(named),
-        "honcho": honcho_run.status(home, configured),
+        "honcho": honcho_status.status(home, configured),
     }
 
 
