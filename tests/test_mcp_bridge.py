@@ -11,12 +11,9 @@ import socketserver
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from logs import turn, write_log
 from memoryd.home import Home
@@ -35,15 +32,6 @@ def call(n: int, tool: str, arguments: dict[str, Any], **params: Any) -> dict[st
         "method": "tools/call",
         "params": {"name": tool, "arguments": arguments, **params},
     }
-
-
-@pytest.fixture
-def daemon(home: Home) -> Iterator[Daemon]:
-    """A daemon serving the test's home, stopped after the test."""
-    running = Daemon(home)
-    running.wait_ready()
-    yield running
-    running.stop()
 
 
 def bridge(home: Home, tmp_path: Path, lines: list[bytes], *args: str) -> tuple[int, str, str]:

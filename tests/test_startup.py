@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import signal
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,14 +76,6 @@ def test_no_changes_without_a_sessions_folder(home: Home) -> None:
     with Index(home.index) as index:
         shutil.rmtree(home.sessions, ignore_errors=True)
         assert not list(changes(index, home.sessions))
-
-
-@pytest.fixture
-def daemon(home: Home) -> Iterator[Daemon]:
-    running = Daemon(home)
-    running.wait_ready()
-    yield running
-    running.stop(signal.SIGKILL if running.proc.poll() is None else signal.SIGTERM)
 
 
 def test_serves_tells_a_daemon_from_none_and_a_stale_socket(home: Home, tmp_path: Path) -> None:
