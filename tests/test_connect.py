@@ -290,7 +290,8 @@ def test_a_compaction_starts_the_next_epoch_and_turns_go_on(
     assert kinds(log(home, session, 1)) == ["compaction", "user", "final"]
     assert "owner said" in recalled(home, "silver mast")
     with Index(home.index) as index:
-        assert index.log_state(session).epoch == 1  # type: ignore[union-attr]
+        state = index.log_state(session)
+    assert state is not None and state.epoch == 1
 
 
 def test_a_resumed_session_goes_on_in_the_same_memoryd_session_and_nothing_is_written_twice(
