@@ -14,12 +14,16 @@ from typing import Any
 
 import pytest
 
+from logs import turn, write_log
 from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
 from memoryd.serve.guard import BODY_MAX
 from test_mcp_bridge import bridge, call
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
 
+NAMES = Names(agent="agent", owner="owner")
 PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
 
 
@@ -101,3 +105,44 @@ def test_a_line_far_over_the_daemons_limit_is_refused_as_too_large_not_as_the_da
     assert [a["id"] for a in answers] == [1, 2, 3], stdout
     assert answers[1]["error"]["message"] == f"the body is over {BODY_MAX} bytes: send less"
     assert "not answering" not in stderr, stderr
+
+
+def _bytes_read() -> int:
+    """What this process has read through read calls so far (`rchar` of /proc/self/io)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
+    home: Home, index: Index
+) -> None:
+    # `truncate -s 1T` costs nothing to make; reading its zeros held a catch-up for an hour.
+    hole = 2 << 30
+    path = write_log(home, "s", turn("the first turn", "noted"))
+    with path.open("r+b") as f:  # a line of holes with a byte every 8 MiB, then a turn
+        for _ in range(hole >> 23):
+            f.seek(8 << 20, os.SEEK_END)
+            f.write(b"x")
+        f.write(b"\n")
+    write_log(home, "s", turn("after the hole", "noted"))
+    split = write_log(home, "u", [])
+    with split.open("r+b") as f:  # a small hole is zeros in the line as well
+        start = b'{"type": "user", "at": "2026-01-01T00:00:00Z", "text": "'
+        f.write(start.ljust(4096, b"a"))  # a whole block: the hole's zeros are not read
+        f.seek(64 << 10, os.SEEK_END)
+        f.write(b'b"}\n')
+    ended = write_log(home, "t", turn("a turn before a hole", "noted"))
+    os.truncate(ended, ended.stat().st_size + 4 * hole)  # a last line being written, of holes
+    before = _bytes_read()
+    done = catch_up(index, home.sessions, NAMES)
+    assert _bytes_read() - before < 16 << 20
+    assert "line 3: a line longer than 1 MiB" in done.damaged["s"]
+    assert "line 1: not JSON" in done.damaged["u"]
+    found = index.conn.execute("SELECT text, tag FROM items WHERE kind = 'said' ORDER BY id")
+    assert found.fetchall() == [
+        ("the first turn", "memory"),
+        ("after the hole", "memory-tainted"),
+        ("a turn before a hole", "memory"),
+    ]
+    state = index.log_state("t")
+    assert state is not None and json.loads(state.progress)["tainted"] is True

@@ -125,17 +125,27 @@ def _opened(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> bytes:
+def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> tuple[int, bytes]:
+    """Where the next data is from `at` on, and a chunk of it: the holes of a sparse file are
+    zeros, which hold no line break, and are not read (`truncate -s 1T` costs nothing to make,
+    and reading its zeros an hour)."""
     # Opened for each chunk, so a reader that stops half-way holds no file open; a log replaced
     # meanwhile gives nothing (it is read again from its start later).
     try:
         with _opened(path) as fd:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
-                return b""
-            return os.pread(fd, min(_CHUNK, size - at), at)
+                return at, b""
+            try:
+                data = min(os.lseek(fd, at, os.SEEK_DATA), size)
+                hole = os.lseek(fd, data, os.SEEK_HOLE)
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+                return size, b""  # a hole to the end
+            return data, os.pread(fd, min(_CHUNK, size - data, hole - data), data)
     except (OSError, DamagedLogError):
-        return b""
+        return at, b""
 
 
 def _too_long(path: Path, number: int, end: int) -> Line:
@@ -151,7 +161,13 @@ def _lines(
     carry = b""  # what is read of the line being read
     long = False  # that line is longer than MAX_LINE: its bytes are not kept
     while at < size:
-        chunk = _chunk(path, identity, at, size)
+        found, chunk = _chunk(path, identity, at, size)
+        if found > at:  # a hole: zeros, in the line being read
+            if long or len(carry) + found - at > MAX_LINE:
+                carry, long = b"", True
+            else:
+                carry += bytes(found - at)
+            at = found
         if not chunk:
             break  # Replaced or shrunk meanwhile: it is read again from its start later.
         at += len(chunk)
