@@ -142,8 +142,6 @@ class Document:
     gaps: tuple[str, ...]
 
 
-EMPTY = Document(None, (), ("",))
-
 # A run of lines each holding something other than spaces and tabs: one entry.
 # No possessive quantifier (`*+`): CPython 3.11.2, Debian 12's, matches them wrongly. Each class
 # excludes what follows it, so the match cannot backtrack far.
