@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memoryd.honcho.client import Conclusion, Message
 from memoryd.honcho.recalled import (
     SECRET_LINE,
     Asked,
@@ -94,20 +95,24 @@ CONCLUSIONS = [
 def message(content: str, peer: str = "boxmaker2", id: str = "m1") -> Result:
     """A message as Honcho returns it."""
     return Result.message(
-        {"id": id, "content": content, "peer_id": peer, "created_at": "2026-09-28T23:19:00Z"}
+        Message.of(
+            {"id": id, "content": content, "peer_id": peer, "created_at": "2026-09-28T23:19:00Z"}
+        )
     )
 
 
 def conclusion(content: str, about: str, id: str = "c1") -> Result:
     """A conclusion as Honcho returns it."""
     return Result.conclusion(
-        {
-            "id": id,
-            "content": content,
-            "observer_id": about,
-            "observed_id": about,
-            "created_at": "2026-09-29T08:05:00Z",
-        }
+        Conclusion.of(
+            {
+                "id": id,
+                "content": content,
+                "observer_id": about,
+                "observed_id": about,
+                "created_at": "2026-09-29T08:05:00Z",
+            }
+        )
     )
 
 
@@ -142,12 +147,12 @@ def test_relevance_is_a_whole_word_shared_with_the_query(text: str, kept: bool) 
 
 def test_results_that_share_no_whole_word_are_not_kept() -> None:
     # Fixture 23: Honcho answers "zebra" with the nearest messages, none of them about zebras.
-    found = items(READ, "zebra", [Result.message(m) for m in COFFEE])
+    found = items(READ, "zebra", [Result.message(Message.of(m)) for m in COFFEE])
     assert found == []
 
 
 def test_only_the_relevant_recorded_results_are_kept_with_their_exact_items() -> None:
-    found = items(READ, "Coffee?", [Result.message(m) for m in COFFEE])
+    found = items(READ, "Coffee?", [Result.message(Message.of(m)) for m in COFFEE])
     assert [(f.kind, f.id, f.origin, f.text) for f in found] == [
         (
             Kind.MESSAGE,
@@ -172,7 +177,7 @@ def test_only_the_relevant_recorded_results_are_kept_with_their_exact_items() ->
 
 
 def test_a_duplicate_within_a_source_is_dropped_even_across_a_message_and_a_conclusion() -> None:
-    twice = [Result.message(COFFEE[0]), Result.message(COFFEE[0])]
+    twice = [Result.message(Message.of(COFFEE[0])), Result.message(Message.of(COFFEE[0]))]
     assert texts(items(READ, "coffee", twice)) == ["Tea is fine too, but coffee wins."]
     found = items(
         READ,
@@ -206,7 +211,7 @@ def test_messages_then_the_agents_conclusions_then_the_owners() -> None:
 
 
 def test_a_recorded_conclusion_names_whom_it_is_about() -> None:
-    found = items(READ, "coffee", [], [Result.conclusion(c) for c in CONCLUSIONS])
+    found = items(READ, "coffee", [], [Result.conclusion(Conclusion.of(c)) for c in CONCLUSIONS])
     assert found[0].render(1) == (
         "[1] memory · boxmaker2: a conclusion about alice, 2026-11-29 20:40 UTC · private\n"
         "  Alice prefers dark roast coffee"
@@ -273,12 +278,14 @@ def test_no_answer_line_starts_with_a_bracket_unless_it_is_a_real_header(
 ) -> None:
     results = [
         Result.message(
-            {
-                "id": str(n),
-                "content": "coffee " + c,
-                "peer_id": peers[n % len(peers)] if peers else "p",
-                "created_at": "2026-09-28T23:19:00Z",
-            }
+            Message.of(
+                {
+                    "id": str(n),
+                    "content": "coffee " + c,
+                    "peer_id": peers[n % len(peers)] if peers else "p",
+                    "created_at": "2026-09-28T23:19:00Z",
+                }
+            )
         )
         for n, c in enumerate(contents)
     ]
@@ -429,6 +436,6 @@ def test_the_answers_label_is_the_stricter_of_both_parts() -> None:
 
 def test_results_with_missing_fields_are_read_as_empty() -> None:
     odd: dict[str, Any] = {"id": 5, "content": None}
-    assert Result.message(odd) == Result(Kind.MESSAGE, "", "", "", "")
+    assert Result.message(Message.of(odd)) == Result(Kind.MESSAGE, "", "", "", "")
     (found,) = items(READ, "coffee", [Result(Kind.MESSAGE, "i", "coffee", "p", "not a time")])
     assert found.origin == "boxmaker2: p said, not a time"

@@ -83,12 +83,12 @@ class Message:
         """The message in one JSON object of Honcho's answer."""
         metadata = raw.get("metadata")
         return cls(
-            id=str(raw.get("id", "")),
-            content=str(raw.get("content", "")),
-            peer=str(raw.get("peer_id", "")),
-            session=str(raw.get("session_id", "")),
+            id=_text(raw, "id"),
+            content=_text(raw, "content"),
+            peer=_text(raw, "peer_id"),
+            session=_text(raw, "session_id"),
             metadata=metadata if isinstance(metadata, dict) else {},
-            created_at=str(raw.get("created_at", "")),
+            created_at=_text(raw, "created_at"),
         )
 
 
@@ -119,12 +119,18 @@ class Conclusion:
     def of(cls, raw: Any) -> Conclusion:
         """The conclusion in one JSON object of Honcho's answer."""
         return cls(
-            id=str(raw.get("id", "")),
-            content=str(raw.get("content", "")),
-            observer=str(raw.get("observer_id", "")),
-            observed=str(raw.get("observed_id", "")),
-            created_at=str(raw.get("created_at", "")),
+            id=_text(raw, "id"),
+            content=_text(raw, "content"),
+            observer=_text(raw, "observer_id"),
+            observed=_text(raw, "observed_id"),
+            created_at=_text(raw, "created_at"),
         )
+
+
+def _text(raw: dict[str, Any], key: str) -> str:
+    # A field Honcho left out or gave as no string reads as empty: a null content is not "None".
+    value = raw.get(key)
+    return value if isinstance(value, str) else ""
 
 
 class Honcho:

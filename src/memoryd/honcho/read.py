@@ -27,7 +27,6 @@ from memoryd.honcho.recalled import (
     FLEET,
     Asked,
     Item,
-    Kind,
     NotAsked,
     Result,
     Searched,
@@ -78,7 +77,7 @@ def ask(honcho: Honcho, source: Source, asking: Asking, timeout: float) -> list[
     asked has no results: a source is not unavailable for not existing yet; nor is it for a
     conclusion query refused (422, a Honcho without its embedding provider)."""
     messages = [
-        Result(Kind.MESSAGE, m.id, m.content, m.peer, m.created_at)
+        Result.message(m)
         for m in _found(
             lambda: honcho.search(source.workspace, asking.words, limit=asking.k, timeout=timeout)
         )
@@ -97,7 +96,7 @@ def ask(honcho: Honcho, source: Source, asking: Asking, timeout: float) -> list[
             ),
             NO_CONCLUSIONS,
         )
-        return [Result(Kind.CONCLUSION, c.id, c.content, c.observed, c.created_at) for c in found]
+        return [Result.conclusion(c) for c in found]
 
     if source.peer is None:  # the fleet: its messages only
         return items(source, asking.query, messages)

@@ -17,15 +17,18 @@ No I/O here: `read.py` asks Honcho, `answer.py` wires both parts into `recall`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memoryd import boundary
 from memoryd.labels import DataClass, Label
 from memoryd.secrets import redact
 from memoryd.sessions import UNNAMED
 from memoryd.text import header, item, snippet, when
+
+if TYPE_CHECKING:  # the client imports httpx, which a recall without Honcho never loads
+    from memoryd.honcho.client import Conclusion, Message
 
 FLEET = "fleet"
 """The fleet's name, as its items show it."""
@@ -69,31 +72,14 @@ class Result:
     created_at: str
 
     @classmethod
-    def message(cls, raw: Mapping[str, Any]) -> Result:
-        """A message from Honcho's JSON (`id`, `content`, `peer_id`, `created_at`)."""
-        return cls(
-            Kind.MESSAGE,
-            _field(raw, "id"),
-            _field(raw, "content"),
-            _field(raw, "peer_id"),
-            _field(raw, "created_at"),
-        )
+    def message(cls, found: Message) -> Result:
+        """A message of Honcho's search, by the peer who wrote it."""
+        return cls(Kind.MESSAGE, found.id, found.content, found.peer, found.created_at)
 
     @classmethod
-    def conclusion(cls, raw: Mapping[str, Any]) -> Result:
-        """A conclusion from Honcho's JSON (`id`, `content`, `observed_id`, `created_at`)."""
-        return cls(
-            Kind.CONCLUSION,
-            _field(raw, "id"),
-            _field(raw, "content"),
-            _field(raw, "observed_id"),
-            _field(raw, "created_at"),
-        )
-
-
-def _field(raw: Mapping[str, Any], key: str) -> str:
-    value = raw.get(key)
-    return value if isinstance(value, str) else ""
+    def conclusion(cls, found: Conclusion) -> Result:
+        """A conclusion of Honcho's query, about the peer it observed."""
+        return cls(Kind.CONCLUSION, found.id, found.content, found.observed, found.created_at)
 
 
 @dataclass(frozen=True)
