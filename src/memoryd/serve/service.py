@@ -234,7 +234,7 @@ class Service:
             raise NoSuchFileError(f"no such memory file: the files are {names}") from None
         author = OWNER if session is None else model(session)
         request = Request(op, file, old=old, text=text, entry=entry)
-        done = edit(self.memory, request, author, now(), self.state_of)
+        done = edit(self.memory, request, author, datetime.now(UTC), self.state_of)
 
         def dropped() -> None:
             with self.indexes.writer:
@@ -280,8 +280,3 @@ class Service:
                 "error": progress.error,
             },
         }
-
-
-def now() -> datetime:
-    """The time an edit is stamped with."""
-    return datetime.now(UTC)
