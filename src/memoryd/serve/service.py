@@ -266,12 +266,11 @@ class Service:
     def status(self) -> dict[str, Any]:
         """Sessions, turns, items, the index's size, damaged logs and the reindex's progress."""
         with self.indexes.guarded():
-            return self._status()
-
-    def _status(self) -> dict[str, Any]:
-        progress = self.indexes.progress
+            index = self.indexes.index
+            found = summary(self.home, index.log_states(), index.count())
+            progress = self.indexes.progress
         return {
-            **summary(self.home, self.indexes.index.log_states(), self.indexes.index.count()),
+            **found,
             "reindex": {
                 "running": progress.running,
                 "total": progress.total,
