@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import boundary
-from memoryd.connect.events import Drift, Host
+from memoryd.connect.events import Host
 from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
@@ -202,8 +202,6 @@ class Follower:
             elif raw.strip():
                 try:
                     written += self._events(raw, fold, now, path)
-                except Drift as e:
-                    problem = str(e)
                 except json.JSONDecodeError as e:
                     problem = f"not JSON ({e.msg})"
                 except ValueError as e:
