@@ -2,7 +2,8 @@
 
 An exclusive `flock` on `<home>/memoryd.lock`. The kernel releases it when its holder exits, so
 a writer killed mid-edit never leaves the home locked. A writer waits for the lock up to a
-timeout, then gives up with an error naming the lock file.
+timeout, then gives up with an error naming the lock file. `held` tries a lock once, for what
+runs alone rather than waits its turn (the Honcho worker, a connector).
 """
 
 from __future__ import annotations
@@ -29,13 +30,7 @@ def locked(path: Path, timeout: float = TIMEOUT) -> Iterator[None]:
 
     The lock is not re-entrant: code that holds it calls only functions that assume it is held.
     """
-    try:
-        # Never through a link, and ours: a lock another user can open, they can hold.
-        fd = open_private(path, os.O_RDWR | os.O_CREAT)
-    except HomeError as e:
-        raise LockError(f"cannot use the home's lock: {e}") from e
-    except OSError as e:
-        raise LockError(f"cannot open the home's lock {path}: {e}") from e
+    fd = _opened(path, "the home's lock")
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -55,3 +50,29 @@ def locked(path: Path, timeout: float = TIMEOUT) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def held(path: Path) -> Iterator[bool]:
+    """Try once to hold the lock at `path` (created if missing) for the block: True, or False
+    when another process holds it (a worker or a connector that runs alone)."""
+    fd = _opened(path, "the lock")
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _opened(path: Path, name: str) -> int:
+    try:
+        # Never through a link, and ours: a lock another user can open, they can hold.
+        return open_private(path, os.O_RDWR | os.O_CREAT)
+    except HomeError as e:
+        raise LockError(f"cannot use {name}: {e}") from e
+    except OSError as e:
+        raise LockError(f"cannot open {name} {path}: {e}") from e

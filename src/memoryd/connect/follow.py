@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -30,6 +29,7 @@ from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
+from memoryd.lock import held
 from memoryd.memory.replace import replace
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
@@ -124,17 +124,8 @@ class Follower:
     @contextlib.contextmanager
     def locked(self) -> Iterator[bool]:
         """Hold `<host>.lock` for the block: True, or False when another process holds it."""
-        make_folder(self.folder)
-        fd = open_private(self.folder / f"{self.host.name}.lock", os.O_RDWR | os.O_CREAT)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)
+        with held(make_folder(self.folder) / f"{self.host.name}.lock") as ours:
+            yield ours
 
     def once(self) -> Pass:
         """Read what every transcript gained since the last pass; write it as session logs."""

@@ -10,9 +10,7 @@ This module does not import the client (httpx) at load: `memoryd --help` must st
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from memoryd.config import Config
 from memoryd.errors import ConfigError, LockError
-from memoryd.home import Home
+from memoryd.home import Home, make_folder
 from memoryd.honcho.state import SyncState
+from memoryd.lock import held
 
 if TYPE_CHECKING:
     from memoryd.honcho.sync import Worker
@@ -43,20 +42,13 @@ def state_path(home: Home) -> Path:
 @contextlib.contextmanager
 def worker_lock(home: Home) -> Iterator[None]:
     """Hold the home's Honcho worker lock; LockError when another process holds it."""
-    path = home.memory / "honcho.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with held(make_folder(home.memory) / "honcho.lock") as ours:
+        if not ours:
             raise LockError(
                 "another memoryd (the daemon, or a `memoryd sync`) is sending to Honcho for "
                 "this home: let it finish, and see `memoryd status`"
-            ) from None
+            )
         yield
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager
