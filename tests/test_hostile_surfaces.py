@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 
 from logs import turn, write_log
+from memoryd.connect import claude_code
+from memoryd.connect.follow import Follower
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
@@ -22,6 +25,7 @@ from memoryd.serve.guard import BODY_MAX
 from test_mcp_bridge import bridge, call
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
+from transcripts import SESSION, Claude, write
 
 NAMES = Names(agent="agent", owner="owner")
 PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
@@ -113,6 +117,11 @@ def _bytes_read() -> int:
     return int(fields["rchar"])
 
 
+def _peak() -> int:
+    """This process's peak memory so far, in bytes."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
+
+
 def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
     home: Home, index: Index
 ) -> None:
@@ -133,9 +142,9 @@ def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
         f.write(b'b"}\n')
     ended = write_log(home, "t", turn("a turn before a hole", "noted"))
     os.truncate(ended, ended.stat().st_size + 4 * hole)  # a last line being written, of holes
-    before = _bytes_read()
+    before, peak = _bytes_read(), _peak()
     done = catch_up(index, home.sessions, NAMES)
-    assert _bytes_read() - before < 16 << 20
+    assert _bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
     assert "line 3: a line longer than 1 MiB" in done.damaged["s"]
     assert "line 1: not JSON" in done.damaged["u"]
     found = index.conn.execute("SELECT text, tag FROM items WHERE kind = 'said' ORDER BY id")
@@ -146,3 +155,45 @@ def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
     ]
     state = index.log_state("t")
     assert state is not None and json.loads(state.progress)["tainted"] is True
+
+
+def test_a_sparse_transcript_of_a_huge_size_is_connected_without_reading_its_holes(
+    home: Home, tmp_path: Path
+) -> None:
+    hole = 2 << 30
+    c = Claude()
+    path = write(tmp_path / "projects" / "p" / f"{SESSION}.jsonl", [c.prompt("before", 1)])
+    with path.open("r+b") as f:  # a line of holes with a byte every 8 MiB, then a turn
+        for _ in range(hole >> 23):
+            f.seek(8 << 20, os.SEEK_END)
+            f.write(b"x")
+        f.write(b"\n")
+    write(path, [c.prompt("after", 2)])
+    os.truncate(path, path.stat().st_size + 4 * hole)  # a last line being written, of holes
+    split = tmp_path / "projects" / "p" / f"{OTHER}.jsonl"
+    with split.open("wb") as f:  # a small hole is zeros in the line as well
+        start, end = json.dumps(Claude(OTHER).prompt("ab", 1)).encode().split(b"ab")
+        f.write(start.ljust(4096, b"a"))  # a whole block: the hole's zeros are not read
+        f.seek(64 << 10, os.SEEK_END)
+        f.write(b"b" + end + b"\n")
+    before, peak = _bytes_read(), _peak()
+    follower = Follower(home, claude_code.HOST, tmp_path / "projects", frozenset())
+    with follower.locked():
+        follower.once()
+    assert _bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
+    damage = ("tool_result", "memoryd-connect", True)
+    assert _written(home, SESSION) == [
+        ("session", None, None),
+        ("user", None, None),
+        damage,
+        ("user", None, None),
+    ]
+    assert _written(home, OTHER) == [("session", None, None), damage]
+
+
+OTHER = "5d2e8f1a-9b3c-4e7d-8a6f-1c0b2d4e6f80"
+
+
+def _written(home: Home, session: str) -> list[tuple[str, str | None, bool | None]]:
+    lines = (home.sessions / f"claude-code-{session}" / "0.jsonl").read_text().splitlines()
+    return [(r["type"], r.get("name"), r.get("untrusted")) for r in map(json.loads, lines)]

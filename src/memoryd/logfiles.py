@@ -125,10 +125,21 @@ def _opened(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
+def extent(fd: int, at: int, size: int) -> tuple[int, int]:
+    """Where the file's next data from `at` on starts and ends, up to `size`. What lies before
+    is a hole of a sparse file: zeros, which hold no line break, so a reader of lines need not
+    read them (`truncate -s 1T` costs nothing to make, and reading its zeros an hour)."""
+    try:
+        start = min(os.lseek(fd, at, os.SEEK_DATA), size)
+        return start, min(os.lseek(fd, start, os.SEEK_HOLE), size)
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise
+        return size, size  # a hole to the end
+
+
 def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> tuple[int, bytes]:
-    """Where the next data is from `at` on, and a chunk of it: the holes of a sparse file are
-    zeros, which hold no line break, and are not read (`truncate -s 1T` costs nothing to make,
-    and reading its zeros an hour)."""
+    """Where the next data is from `at` on (`extent`), and a chunk of it."""
     # Opened for each chunk, so a reader that stops half-way holds no file open; a log replaced
     # meanwhile gives nothing (it is read again from its start later).
     try:
@@ -136,14 +147,8 @@ def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> tuple[i
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
                 return at, b""
-            try:
-                data = min(os.lseek(fd, at, os.SEEK_DATA), size)
-                hole = os.lseek(fd, data, os.SEEK_HOLE)
-            except OSError as e:
-                if e.errno != errno.ENXIO:
-                    raise
-                return size, b""  # a hole to the end
-            return data, os.pread(fd, min(_CHUNK, size - data, hole - data), data)
+            start, end = extent(fd, at, size)
+            return start, os.pread(fd, min(_CHUNK, end - start), start)
     except (OSError, DamagedLogError):
         return at, b""
 

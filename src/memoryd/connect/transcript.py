@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from memoryd.logfiles import extent
+
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a
 longer one is damage, skipped without being held whole."""
@@ -29,7 +31,14 @@ class Transcript:
         line longer than MAX_LINE); a last line without its line break is left for later."""
         at, carry, long = offset, bytearray(), False
         while at < size:
-            chunk = os.pread(self.fd, min(_CHUNK, size - at), at)
+            start, end = extent(self.fd, at, size)
+            if start > at:  # a hole of a sparse file: zeros, in the line being read
+                if long or len(carry) + start - at > MAX_LINE:
+                    carry, long = bytearray(), True
+                else:
+                    carry += bytes(start - at)
+                at = start
+            chunk = os.pread(self.fd, min(_CHUNK, end - at), at)
             if not chunk:
                 return
             begin = 0
