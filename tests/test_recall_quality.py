@@ -21,7 +21,16 @@ from memoryd.labels import DataClass
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall
 from memoryd.relevance import LONG, bm25, fold, starting, stems, tokens
-from memoryd.search import Costs, all_but_one, either, most_of, only_common, search, terms
+from memoryd.search import (
+    DEPTH,
+    Costs,
+    all_but_one,
+    either,
+    most_of,
+    only_common,
+    search,
+    terms,
+)
 from memoryd.stems import stem
 from memoryd.stopwords import content
 
@@ -503,7 +512,8 @@ def test_a_known_item_lacking_its_one_uncommon_word_is_found_by_its_common_ones(
 def test_the_items_holding_every_word_are_matched_once_and_read_by_id(
     home: Home, index: Index
 ) -> None:
-    for n in range(12):
+    # More than a search looks for (`DEPTH`): the items holding every word fill it.
+    for n in range(DEPTH + 2):
         write_log(home, f"s{n}", turn(f"walrus kayak {n}", f"paddle {n}"))
     indexed(home, index)
     executed: list[str] = []
@@ -520,11 +530,11 @@ def test_a_lone_common_word_is_read_from_its_kept_rows_not_ranked_by_fts5(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(common, "THRESHOLD", 15)
-    monkeypatch.setattr(common, "KEPT", 30)
-    monkeypatch.setattr(common, "MOST", 60)
+    monkeypatch.setattr(common, "KEPT", 60)
+    monkeypatch.setattr(common, "MOST", 120)
     items = [
         Item(f"s{n}:1:user", "t", "private", "said", "u", AT, "alpha " + "filler " * (n % 7))
-        for n in range(40)
+        for n in range(80)
     ]
     items.append(Item("t:1:user", "t", "private", "said", "u", AT, "the alpha"))
     with Index(tmp_path / "kept.sqlite") as kept, Index(tmp_path / "bare.sqlite") as bare:

@@ -4,25 +4,27 @@ The query reaches SQLite only as terms (runs of alphanumeric characters), each d
 no FTS5 operator the model writes is ever parsed; the only operators are the ones built here.
 
 1. The items holding every term, by bm25.
-2. If fewer than `k` did, with three terms or more, the items holding all of them but one (a
+2. If fewer than `DEPTH` did, with three terms or more, the items holding all of them but one (a
    known item asked with one word it does not hold), by bm25. A term held by a large share of
    the items (its idf is small) is common: an AND of common terms only is left out of this part
    (`most_of`). Then, when those lists leave out the common terms' (one or two terms are
    uncommon), the items holding every common term, when they are few enough to read here
    (`only_common`): an item lacking its one uncommon word holds them all.
-3. If still fewer than `k`, the items holding some of the terms, by bm25 over those terms. A
+3. If still fewer than `DEPTH`, the items holding some of the terms, by bm25 over those terms. A
    common term is left out of this part, unless every term is that common (then the rarest is
    kept): bm25 scores every row its expression matches, and a common word matches most of them.
 
 The items next to the candidates in their sessions (`ranking.neighbours`) are read too, of the
-search's classes only: `ranking` orders them all.
+search's classes only: `ranking` orders them all. The candidates do not depend on `k` (`DEPTH`):
+the answer to `k` is the first `k` of the answer to `DEPTH`.
 
 FTS5's own `bm25()` first counts every row holding each term of its expression (its idf), so
 the first part, whose expression holds the common words too, would pay for a scan of each one's
 doclist even when three rows hold every term. Those rows, and the second part's, are therefore
 read and scored here (`relevance.bm25`, with the document counts the index keeps) when that
 costs less (`Costs`); the third part's terms are rare by construction, and FTS5 ranks it. A
-part asking for one word reads that word's best rows kept in order (`common`) instead.
+part asking for one word reads that word's best rows kept in order (`common`) instead; a part
+matching no more rows than it looks for reads them all, unranked.
 """
 
 from __future__ import annotations
@@ -47,11 +49,14 @@ FUNCTION = 0.1
 """What a function word weighs in a score, next to 1 for a word the query is about: enough to
 order items a content word found, too little to lift one over another content word."""
 
-POOL_PER_K = 1
-POOL_MIN = 10
-"""The candidates ranked: the best `max(k, 10)` of each part, so that neighbours, the words as
-written and duplicates can reorder what FTS5 ranked first (LoCoMo evidence recall@5 at k = 20:
-0.619, against 0.621 with `max(2 k, 20)`, which reads and scores twice the rows)."""
+DEPTH = 20
+"""The items a search looks for, whatever `k` it is asked (at least recall's largest, `K_MAX`):
+the best `DEPTH` of each part are ranked, so that neighbours, the words as written and
+duplicates can reorder what FTS5 ranked first, and the answer to `k` is the first `k` of the
+answer to `DEPTH`. Asked for fewer, a search found other candidates, and the first five
+changed with `k` (one word wrong, 8 words at 1M items: R@5 0.867 at k = 5, 0.967 at k = 20;
+LoCoMo evidence recall@5 at k = 20: 0.619, against 0.621 with 40, which reads and scores twice
+the rows)."""
 
 
 @dataclass(frozen=True)
@@ -157,32 +162,33 @@ def search(
         s: idf(documents[query.forms[s][0]], items) * (1.0 if s in query.content else FUNCTION)
         for s in query.stems
     }
+    depth = max(k, DEPTH)
     if len(query.stems) == 1:
-        # One word: FTS5's best (twice `k`, for duplicates), the word as written first; no
-        # neighbour is read. A common word's best rows are kept in order (`common`), read
+        # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first;
+        # no neighbour is read. A common word's best rows are kept in order (`common`), read
         # instead of FTS5 ranking the word's whole doclist.
-        best = index.best_of(words[0], 2 * k, classes)
+        best = index.best_of(words[0], 2 * depth, classes)
         if best is None:
-            best = index.search(some(words), 2 * k, classes)
+            best = index.search(some(words), 2 * depth, classes)
         return ranked(
             [Scored(h, *score(h.item.text, query, idf_of, average)) for h in best], {}, 1, k
         )
-    pool = max(k * POOL_PER_K, POOL_MIN)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
-        # content word is common: when they fill `k`, no common word's rows are all ranked.
+        # content word is common: when they fill `DEPTH`, no common word's rows are all
+        # ranked.
         everything = query.words(query.stems)
         candidates = _every(
-            index, everything, Weights(idf_of, average), documents, pool, costs, classes
+            index, everything, Weights(idf_of, average), documents, depth, costs, classes
         )
     weights = Weights({s: idf_of[s] for s in about}, average)
-    if _distinct(candidates) < k:
+    if _distinct(candidates) < depth:
         seen = {hit.id for hit in candidates}
-        found_all = _every(index, words, weights, documents, pool, costs, classes)
+        found_all = _every(index, words, weights, documents, depth, costs, classes)
         candidates += [hit for hit in found_all if hit.id not in seen]
     kept = rarer({w: documents[w] for w in words}, items, floor=floor)
-    if _distinct(candidates) < k:
+    if _distinct(candidates) < depth:
         # A known item asked with one word it does not hold: the items holding all but one.
         seen = {hit.id for hit in candidates}
         # `rarer` keeps the rarest word when every word is common: not here, where an AND of
@@ -191,21 +197,25 @@ def search(
         match, counted = most_of(words, uncommon)
         if match:
             budget = min(costs.scored, sum(documents[w] for w in counted) // costs.postings_per_row)
-            found_most = ranked_rows(index, match, weights, budget, pool, classes)
+            found_most = ranked_rows(index, match, weights, budget, depth, classes)
             candidates += [hit for hit in found_most if hit.id not in seen]
         common = only_common(words, uncommon)
-        if common and _distinct(candidates) < k:
+        if common and _distinct(candidates) < depth:
             # Lacking an uncommon word, an item holds every common one: read when they are few.
             seen = {hit.id for hit in candidates}
-            budget = min(costs.scored, sum(documents[w] for w in common) // costs.postings_per_row)
+            budget = max(
+                depth,
+                min(costs.scored, sum(documents[w] for w in common) // costs.postings_per_row),
+            )
             few = index.matching(every(common), budget + 1, classes)
             if len(few) <= budget:
-                found_common = best_rows(index, few, weights, pool)
+                found_common = best_rows(index, few, weights, depth)
                 candidates += [hit for hit in found_common if hit.id not in seen]
-    if _distinct(candidates) < k:
-        # Items holding every term come first: only when fewer than `k` do, the rest is read.
+    if _distinct(candidates) < depth:
+        # Items holding every term come first: only when fewer than `DEPTH` do, the rest is
+        # read.
         seen = {hit.id for hit in candidates}
-        candidates += _some_of(index, kept, pool, seen, classes)
+        candidates += some_of(index, kept, depth, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
@@ -309,10 +319,11 @@ def ranked_rows(
     classes: Classes = None,
 ) -> list[Hit]:
     """The at most `k` items an FTS5 expression matches, by bm25 over its terms. Read here
-    when they are at most `budget` rows; FTS5 ranks more."""
+    when they are at most `budget` rows, or `k` (then all of them, unranked); FTS5 ranks
+    more."""
     # The matching row ids come first (FTS5 reads only doclists); their texts are read by id.
-    ids = index.matching(match, budget + 1, classes)
-    if len(ids) > budget:
+    ids = index.matching(match, max(budget, k) + 1, classes)
+    if len(ids) > max(budget, k):
         return _ranked_by_fts5(index, match, k, set(), classes)
     return best_rows(index, ids, weights, k)
 
@@ -335,10 +346,20 @@ def _ranked_by_fts5(
     return [hit for hit in index.search(match, k + len(seen), classes) if hit.id not in seen][:k]
 
 
-def _some_of(index: Index, kept: list[str], k: int, seen: set[int], classes: Classes) -> list[Hit]:
+def some_of(
+    index: Index, kept: list[str], k: int, seen: set[int], classes: Classes = None
+) -> list[Hit]:
+    """The at most `k` best items holding some of the `kept` words (of `classes`, when given),
+    by bm25 over them, leaving out those `seen`; all of them, unranked, when they are no more
+    than `k` (the ranking orders every candidate anyway)."""
     # One word left (every word was common, the rarest kept): its best rows kept in order
     # (`common`) are FTS5's ranking of it, without reading its whole doclist.
     best = index.best_of(kept[0], k + len(seen), classes) if len(kept) == 1 else None
-    if best is None:
-        return _ranked_by_fts5(index, some(kept), k, seen, classes)
-    return [hit for hit in best if hit.id not in seen][:k]
+    if best is not None:
+        return [hit for hit in best if hit.id not in seen][:k]
+    # No more than `k` new items: all of them, unranked (the ranking orders every candidate).
+    ids = index.matching(some(kept), k + len(seen) + 1, classes)
+    new = [i for i in ids if i not in seen]
+    if len(ids) <= k + len(seen) and len(new) <= k:
+        return index.hits(new) if new else []
+    return _ranked_by_fts5(index, some(kept), k, seen, classes)

@@ -1,0 +1,140 @@
+"""A search's answer does not depend on `k` (`search.DEPTH`): the answer to `k` is the first `k`
+of the answer to recall's largest; and a part matching no more rows than it looks for is read
+whole, with the same items FTS5's ranking would give it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from memoryd.index import Index, Item
+from memoryd.labels import DataClass
+from memoryd.ranking import PASSAGE, Query
+from memoryd.recall import K_MAX
+from memoryd.relevance import idf
+from memoryd.search import (
+    COSTS,
+    DEPTH,
+    Costs,
+    Weights,
+    every,
+    most_of,
+    ranked_rows,
+    search,
+    some,
+    some_of,
+    terms,
+)
+
+AT = "2026-09-28T23:19:00Z"
+WORDS = [f"w{n}" for n in range(40)]
+FUNCTION = ["the", "to", "what", "is", "did"]
+CLASSES = ["public", "private", "private", "secret"]
+
+
+def random_home(path: Path, seed: int) -> Index:
+    """An index of random sessions: Zipf-like words, function words, a few texts longer than a
+    passage, a turn written twice, sessions of every class."""
+    rng = random.Random(seed)
+    weights = [1 / (n + 1) for n in range(len(WORDS))]
+
+    def text() -> str:
+        words = rng.choices(WORDS, weights=weights, k=rng.randint(1, 9))
+        words += rng.sample(FUNCTION, rng.randint(0, 2))
+        if rng.random() < 0.05:
+            words += [f"x{rng.randint(0, 10**6)}" for _ in range(PASSAGE // 4)]
+            words += rng.choices(WORDS, k=4)
+        rng.shuffle(words)
+        return " ".join(words)
+
+    items = []
+    for session in range(60):
+        data_class = rng.choice(CLASSES)
+        said = [(text(), text()) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.2:
+            said.append(said[0])  # a loop that wrote a turn twice
+        for n, (user, reply) in enumerate(said, start=1):
+            for side, who, words in (("user", "kyle", user), ("reply", "boxmaker", reply)):
+                key = f"s{session}:{n}:{side}"
+                items.append(Item(key, "memory", data_class, "said", who, AT, words))
+    index = Index(path)
+    index.add(items)
+    return index
+
+
+def random_queries(rng: random.Random, n: int) -> list[list[str]]:
+    """Queries of 1 to 8 words of the home, function words, and a word no item holds."""
+    found = []
+    for _ in range(n):
+        words = rng.sample(WORDS + FUNCTION + ["absent"], rng.randint(1, 8))
+        found.append(terms(" ".join(words)))
+    return found
+
+
+def test_recall_never_asks_for_more_than_a_search_looks_for() -> None:
+    assert K_MAX <= DEPTH
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_answer_to_k_is_the_first_k_of_the_answer_to_the_largest(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    with random_home(tmp_path / "index.sqlite", seed) as index:
+        for found in random_queries(rng, 12):
+            # Common words (`floor`), rows read here or ranked by FTS5, a class ceiling.
+            floor = rng.choice([5, 1000])
+            costs = rng.choice([COSTS, Costs(1), Costs(scored=0)])
+            highest = rng.choice([None, DataClass.PRIVATE])
+            largest = [h.id for h in search(index, found, DEPTH, highest, floor=floor, costs=costs)]
+            for k in range(1, DEPTH):
+                hits = search(index, found, k, highest, floor=floor, costs=costs)
+                assert [h.id for h in hits] == largest[:k], (found, k)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_part_matching_no_more_rows_than_it_looks_for_gives_fts5s_items_unranked(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    with random_home(tmp_path / "index.sqlite", seed) as index:
+        items, held = index.counts()
+        read_whole = some_whole = 0
+        for found in random_queries(rng, 40):
+            documents = index.documents(found)
+            query = Query.of(found, found)
+            weights = Weights(
+                {s: idf(documents[query.forms[s][0]], items) for s in query.stems}, held / items
+            )
+            k = rng.randint(1, DEPTH)
+            classes = rng.choice([None, ("public", "private")])
+            seen = {h.id for h in index.search(some(found), rng.randint(0, 3), classes)}
+            for match in (every(found), most_of(found, found)[0]):
+                if not match:
+                    continue
+                executed: list[str] = []
+                index.conn.set_trace_callback(executed.append)
+                # A budget of none: only the rule under test reads rows here.
+                here = {h.id for h in ranked_rows(index, match, weights, 0, k, classes)}
+                index.conn.set_trace_callback(None)
+                ranked_by_fts5 = {h.id for h in index.search(match, k, classes)}
+                matching = index.matching(match, k + 1, classes)
+                if len(matching) <= k:
+                    read_whole += 1
+                    assert here == ranked_by_fts5 == set(matching), match
+                    assert not [sql for sql in executed if "ORDER BY rank" in sql]
+                else:
+                    assert len(here) == k
+            # The some-term part's words are the rarer ones (`rarer`).
+            kept = [w for w in found if documents[w] <= 12] or found[:1]
+            executed = []
+            index.conn.set_trace_callback(executed.append)
+            rest = {h.id for h in some_of(index, kept, k, seen, classes)}
+            index.conn.set_trace_callback(None)
+            top = [h for h in index.search(some(kept), k + len(seen), classes) if h.id not in seen]
+            assert rest == {h.id for h in top[:k]}, kept
+            some_whole += not [sql for sql in executed if "ORDER BY rank" in sql]
+        assert read_whole >= 10
+        assert some_whole >= 5
