@@ -157,10 +157,7 @@ def _add_hooks(settings: dict[str, Any], home: Path) -> bool:
 
 
 def _json_file(path: Path, add: Any) -> str:
-    try:
-        before = path.read_bytes()
-    except FileNotFoundError:
-        before = None
+    before = _held(path)
     try:
         settings = {} if before is None else json.loads(before)
         if not isinstance(settings, dict):
@@ -178,10 +175,7 @@ def _json_file(path: Path, add: Any) -> str:
 
 
 def _toml_file(path: Path, home: Path) -> str:
-    try:
-        before = path.read_bytes()
-    except FileNotFoundError:
-        before = None
+    before = _held(path)
     text = "" if before is None else before.decode("utf-8", "replace")
     try:
         settings = tomllib.loads(text)
@@ -202,6 +196,14 @@ def _toml_file(path: Path, home: Path) -> str:
     new = top + tables
     tomllib.loads(new)  # what is written must read back
     return _write(path, before, new.encode("utf-8"))
+
+
+def _held(path: Path) -> bytes | None:
+    """What a settings file holds; None when there is none yet."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def _write(path: Path, before: bytes | None, content: bytes) -> str:
