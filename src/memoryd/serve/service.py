@@ -161,9 +161,9 @@ class Service:
         return done
 
     def catch_up_changed(self) -> None:
-        """`catch_up` of the sessions one scan finds changed (two stats a session), made before
-        the writers are held: a scan that finds nothing keeps no append waiting. The journal's
-        new lines are indexed either way."""
+        """`catch_up` of the sessions one scan finds changed; the scan (two stats a session) runs
+        before the writers are held, so no append waits for it. The journal's new lines are
+        indexed either way."""
         with self.indexes.guarded():
             changed = list(changes(self.indexes.index, self.home.sessions))
         with self.indexes.guarded(), self.indexes.writer:
