@@ -26,6 +26,7 @@ from test_mcp_bridge import bridge, call
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
 from transcripts import SESSION, Claude, write
+from window_home import csrf, link, opened
 
 NAMES = Names(agent="agent", owner="owner")
 PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
@@ -197,3 +198,21 @@ OTHER = "5d2e8f1a-9b3c-4e7d-8a6f-1c0b2d4e6f80"
 def _written(home: Home, session: str) -> list[tuple[str, str | None, bool | None]]:
     lines = (home.sessions / f"claude-code-{session}" / "0.jsonl").read_text().splitlines()
     return [(r["type"], r.get("name"), r.get("untrusted")) for r in map(json.loads, lines)]
+
+
+def test_the_windows_undo_and_forget_say_what_is_wrong_with_any_number_of_anything(
+    served: Daemon,
+) -> None:
+    with opened(link(served)) as client:
+        token = csrf(client.get("/memory").text)
+        # `²` is a digit to `isdigit` but not to `int`; 5000 digits are past `int`'s limit.
+        for line in ("²", "9" * 5000):
+            undone = client.post("/memory/undo", data={"csrf": token, "line": line})
+            assert undone.status_code == 422, undone.text
+            assert "Say which journal line to undo." in undone.text
+        # Each key was looked for among those before it: 20,000 took 17 s of the daemon's.
+        keys = "\n".join(f"s{n}:{n}:user" for n in range(10_001))
+        refused = client.post("/forget", data={"csrf": token, "keys": keys})
+        assert refused.status_code == 422, refused.text
+        assert "10,001 keys: forget at most 10,000 at once" in refused.text
+    assert "Traceback" not in served.output()

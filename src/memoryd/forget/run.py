@@ -176,6 +176,7 @@ def plan(place: Place, request: Asked) -> Plan:
         shown.append(Shown(f"{spec.name} entry", f"{spec.name}: {snippet(redact(text))}"))
         texts.append(text)
     total = len(targets)
+    listed: set[str] = set()
     for n, target in enumerate(targets, start=1):
         if isinstance(target, Dropped):
             got = entries.dropped(place.memory, target.line, target.n)
@@ -189,15 +190,17 @@ def plan(place: Place, request: Asked) -> Plan:
         covered, left = _covered(place, target)
         if not left:
             raise ForgetError(f"key {n} of {total} names nothing there is left to forget")
-        items = [k for k, _ in covered if k not in keys]
+        text_of = dict(covered)
+        items = [k for k in text_of if k not in listed]  # a set: a list's `in` is n² steps
         keys += items
+        listed.update(items)
         texts += [t for _, t in covered]
         hits = {hit.item.key: hit for hit in place.index().by_keys(items)}
         for key in items:
             if key in hits:
                 shown.append(Shown(key, _rendered(len(shown) + 1, hits[key])))
             else:
-                text = dict(covered)[key]
+                text = text_of[key]
                 shown.append(Shown(key, f"[{len(shown) + 1}] {key}\n  {snippet(redact(text))}"))
     return Plan(
         _kind(request, targets),

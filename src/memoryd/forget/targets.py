@@ -84,14 +84,19 @@ def parse(key: str) -> Target | Dropped | None:
     return Target(parts[0], turn, part)
 
 
+MAX_KEYS = 10_000
+"""The most keys one forget names, as the API's body allows: more go in parts."""
+
+
 def parse_all(keys: Sequence[str]) -> list[Target | Dropped]:
     """Every key as a target, each once, in the order given; ForgetError naming the position of
-    the first key that is not one (never the key itself)."""
-    found: list[Target | Dropped] = []
+    the first key that is not one (never the key itself), or when there are over MAX_KEYS."""
+    if len(keys) > MAX_KEYS:
+        raise ForgetError(f"{len(keys):,} keys: forget at most {MAX_KEYS:,} at once")
+    found: dict[Target | Dropped, None] = {}  # in order, each once (a list's `in`: n² steps)
     for n, key in enumerate(keys, start=1):
         target = parse(key)
         if target is None:
             raise ForgetError(f"key {n} of {len(keys)} is not a key: write {FORMS}")
-        if target not in found:
-            found.append(target)
-    return found
+        found[target] = None
+    return list(found)

@@ -211,17 +211,17 @@ def build(service: Service, keys: Keys) -> Starlette:
 
     async def undone(request: Request) -> Response:
         fields = await _form(request)
-        line = fields.get("line", "")
-        if not line.isdigit():
+        line = _number(fields.get("line", ""))
+        if line is None:
             raise Refused(422, "Say which journal line to undo.")
         try:
-            await run_in_threadpool(_undo, service, int(line))
+            await run_in_threadpool(_undo, service, line)
         except MemorydError as e:
             status_code, message = _refusal(e)
             return await run_in_threadpool(
                 memory_html, request, notice(message, "error"), status_code
             )
-        return RedirectResponse(f"/memory?undone={int(line)}#journal", status_code=303)
+        return RedirectResponse(f"/memory?undone={line}#journal", status_code=303)
 
     async def state(request: Request) -> Response:
         session = _session_id(request.query_params.get("session"))
