@@ -4,25 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from logs import turn, write_log
 from memoryd.home import Home
+from test_cli import memoryd
 
 KEY = "glpat-" + "Abcdefghij0123456789xyz"
-
-
-def memoryd(*args: str, home: Home) -> subprocess.CompletedProcess[str]:
-    """Run `memoryd ARGS` as a user would, with the test's home."""
-    env = {**os.environ, "MEMORYD_HOME": str(home.root)}
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
 
 
 def ok(*args: str, home: Home) -> str:
