@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 from memoryd.sessions import Progress
 from memoryd.text import parse_time
+from test_cli import memoryd
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 UNTRUSTED = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True, "at": AT}
@@ -334,16 +333,9 @@ def test_every_command_works_beside_every_bad_file(home: Home) -> None:
     ]:
         (home.sessions / name).mkdir()
         make(home.sessions / name / "0.jsonl")
-    env = dict(os.environ, MEMORYD_HOME=str(home.root))
     for args in (["reindex"], ["status"], ["recall", "narwhal"], ["block"], ["check"]):
         started = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-m", "memoryd", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
+        done = memoryd(*args, home=home)
         assert "Traceback" not in done.stderr, (args, done.stderr)
         assert time.monotonic() - started < 30, args
         if args[0] in ("status", "recall", "block"):

@@ -4,9 +4,7 @@ labels joined, the recall log, the CLI exiting after one wait, the daemon asking
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.mcp import Direct
 from memoryd.serve.service import Service
+from test_cli import memoryd as run_memoryd
 
 NOW = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 WAIT_MS = 500
@@ -172,15 +171,8 @@ def test_nothing_anywhere_is_no_matches_then_the_unavailable_lines(
 
 def memoryd(home: Home, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     """Run `memoryd ARGS` with the test's home; the result and how long it took."""
-    env = {**os.environ, "MEMORYD_HOME": str(home.root)}
     began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = run_memoryd(*args, home=home)
     return done, time.monotonic() - began
 
 
