@@ -109,6 +109,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 BUSY_TIMEOUT = 30.0
 """How long a connection waits for another's lock, in seconds."""
 
+STATEMENTS = 16
+"""How many prepared statements a connection keeps for its next use of the same SQL."""
+
 
 def _wal(conn: sqlite3.Connection) -> None:
     # Switching a new database to WAL needs it alone, and SQLite answers "locked" at once, not
@@ -131,7 +134,11 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         make_folder(path.parent)
         private_database(path)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
+        # Not sqlite3's 128: recall's SQL holds its query's terms, so each of its statements is
+        # new, and 128 of them held 2 MB a connection (the daemon has one a request thread).
+        conn = sqlite3.connect(
+            path, isolation_level=None, timeout=BUSY_TIMEOUT, cached_statements=STATEMENTS
+        )
         _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         # 1 MB a connection: the daemon has one a request thread, and the kernel caches the
