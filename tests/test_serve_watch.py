@@ -12,7 +12,7 @@ import time
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve.service import Service
-from memoryd.serve.watch import POLL, watch
+from memoryd.serve.watch import POLL, _watchfiles, watch
 
 
 def recalled_within(service: Service, query: str, seconds: float) -> str:
@@ -68,3 +68,18 @@ def test_a_catch_up_for_no_event_reads_what_changed_and_the_journal(home: Home) 
         assert "notes.md: dropped" in service.recall("otter", 5, None).text
     finally:
         service.close()
+
+
+def test_on_a_system_without_inotify_watchfiles_tells_of_a_change(home: Home) -> None:
+    write_log(home, "s1", turn("first", "one"))
+    stop = threading.Event()
+    wakes = _watchfiles(home.sessions, stop)
+    try:
+        assert next(wakes) is False  # the first wake, at the timeout: nothing changed
+        write_log(home, "s1", turn("second", "two"))
+        deadline = time.monotonic() + 5
+        while not next(wakes):
+            assert time.monotonic() < deadline
+    finally:
+        stop.set()
+        wakes.close()

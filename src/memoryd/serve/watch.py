@@ -3,15 +3,22 @@ a missed event, or by polling when it cannot watch."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from memoryd.errors import MemorydError
+from memoryd.serve.inotify import Watched
 from memoryd.serve.service import Service
 
 POLL = 0.25
 """How often the polling fallback looks for new turns, in seconds."""
+
+WAKE = 0.5
+"""How long the watcher waits for an event before it looks at the time (a sweep, a stop)."""
 
 SWEEP = 30.0
 """How often the watcher looks for new turns with no event telling of any, in seconds."""
@@ -20,33 +27,55 @@ log = logging.getLogger("memoryd.serve")
 
 
 def watch(service: Service, stop: threading.Event) -> None:
-    """Index new turns as the logs grow, until `stop` is set: inotify through `watchfiles`, with
-    a sweep every `SWEEP` seconds for an event it missed; polling when it cannot watch."""
+    """Index new turns as the logs grow, until `stop` is set: woken by inotify (`inotify`; on a
+    system without it, watchfiles), with a sweep every `SWEEP` seconds for an event it missed;
+    polling when it cannot watch."""
     try:
-        import watchfiles
-
-        # watchfiles logs every batch of changes at INFO: one line per turn the loop writes.
-        logging.getLogger("watchfiles").setLevel(logging.WARNING)
-
-        sweep = time.monotonic() + SWEEP
-        for changes in watchfiles.watch(
-            service.home.sessions,
-            debounce=20,
-            step=10,
-            rust_timeout=500,
-            yield_on_timeout=True,
-            stop_event=stop,
-            raise_interrupt=False,
-        ):
-            # A wake with no change costs nothing: on a home of 50k sessions a catch-up that
-            # finds nothing still stats every log (about 0.3 s).
-            if changes or time.monotonic() >= sweep:
-                catch_up(service, changed=bool(changes))
-                sweep = time.monotonic() + SWEEP
+        try:
+            watched = Watched(service.home.sessions)
+        except OSError as e:
+            if e.errno != errno.ENOSYS:
+                raise
+            _woken(service, _watchfiles(service.home.sessions, stop))
+        else:
+            with watched:
+                _woken(service, _inotify(watched, stop))
     except (ImportError, OSError, RuntimeError) as e:
         log.warning("cannot watch %s (%s): polling every %g s", service.home.sessions, e, POLL)
     while not stop.wait(POLL):
         catch_up(service, changed=False)
+
+
+def _woken(service: Service, wakes: Iterable[bool]) -> None:
+    # Each wake says whether an event told of a change. A wake with no change costs nothing: on
+    # a home of 50k sessions a catch-up that finds nothing still stats every log (about 0.3 s).
+    sweep = time.monotonic() + SWEEP
+    for changed in wakes:
+        if changed or time.monotonic() >= sweep:
+            catch_up(service, changed=changed)
+            sweep = time.monotonic() + SWEEP
+
+
+def _inotify(watched: Watched, stop: threading.Event) -> Iterator[bool]:
+    while not stop.is_set():
+        yield watched.wait(WAKE)
+
+
+def _watchfiles(sessions: Path, stop: threading.Event) -> Iterator[bool]:
+    import watchfiles
+
+    # watchfiles logs every batch of changes at INFO: one line per turn the loop writes.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    for changes in watchfiles.watch(
+        sessions,
+        debounce=20,
+        step=10,
+        rust_timeout=int(WAKE * 1000),
+        yield_on_timeout=True,
+        stop_event=stop,
+        raise_interrupt=False,
+    ):
+        yield bool(changes)
 
 
 def catch_up(service: Service, changed: bool) -> None:

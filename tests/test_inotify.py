@@ -1,0 +1,117 @@
+"""The watcher's inotify (`serve.inotify.Watched`), on real folders: each kind of change under
+`sessions/` wakes it, a session folder made after it started included; nothing else does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from logs import turn, write_log
+from memoryd.home import Home
+from memoryd.serve.inotify import Watched
+
+QUIET = 0.3
+"""How long a wait that must see nothing lasts, in seconds."""
+
+WOKEN = 5.0
+"""The most a wait that must see a change may last, in seconds (it returns at the change)."""
+
+
+@pytest.fixture
+def watched(home: Home) -> Iterator[Watched]:
+    """A watch on the home's sessions, which hold one session, `s1`, before it starts."""
+    write_log(home, "s1", turn("first", "one"))
+    with Watched(home.sessions) as found:
+        yield found
+
+
+def test_what_was_there_before_it_started_does_not_wake_it(watched: Watched) -> None:
+    assert not watched.wait(QUIET)
+
+
+def test_an_append_to_a_log_kept_open_wakes_it_once(home: Home, watched: Watched) -> None:
+    # A loop may keep its log open: the write wakes it, not the close.
+    with (home.sessions / "s1" / "0.jsonl").open("a") as log:
+        log.write("\n")
+        log.flush()
+        assert watched.wait(WOKEN)
+        assert not watched.wait(QUIET)
+
+
+def test_a_new_epoch_a_removed_and_a_renamed_file_each_wake_it(
+    home: Home, watched: Watched
+) -> None:
+    folder = home.sessions / "s1"
+    write_log(home, "s1", turn("second", "two"), epoch=1)
+    assert watched.wait(WOKEN)
+    (folder / "1.jsonl").rename(folder / "2.jsonl")
+    assert watched.wait(WOKEN)
+    (folder / "2.jsonl").unlink()
+    assert watched.wait(WOKEN)
+    assert not watched.wait(QUIET)
+
+
+def test_a_session_made_after_the_start_is_watched_too(home: Home, watched: Watched) -> None:
+    write_log(home, "s2", turn("new", "session"))
+    assert watched.wait(WOKEN)
+    assert not watched.wait(QUIET)
+    with (home.sessions / "s2" / "0.jsonl").open("a") as log:
+        log.write("\n")
+    assert watched.wait(WOKEN)
+
+
+def test_a_session_moved_in_is_watched_too(home: Home, watched: Watched, tmp_path: Path) -> None:
+    outside = tmp_path / "s3"
+    outside.mkdir()
+    outside.rename(home.sessions / "s3")
+    assert watched.wait(WOKEN)
+    (home.sessions / "s3" / "0.jsonl").write_text("\n")
+    assert watched.wait(WOKEN)
+
+
+def test_a_link_in_sessions_wakes_it_but_is_not_followed(
+    home: Home, watched: Watched, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, home.sessions / "s4")
+    assert watched.wait(WOKEN)
+    (elsewhere / "0.jsonl").write_text("\n")
+    assert not watched.wait(QUIET)
+
+
+def test_a_removed_session_wakes_it(home: Home, watched: Watched) -> None:
+    shutil.rmtree(home.sessions / "s1")
+    assert watched.wait(WOKEN)
+
+
+def test_the_sessions_folder_gone_ends_the_watch(home: Home, watched: Watched) -> None:
+    shutil.rmtree(home.sessions)
+    with pytest.raises(OSError, match="removed or moved"):
+        while watched.wait(WOKEN):
+            pass
+
+
+def test_a_sessions_folder_that_is_not_there_cannot_be_watched(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        Watched(tmp_path / "nowhere")
+
+
+def test_a_watch_keeps_no_descriptor_once_closed(home: Home) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    with Watched(home.sessions):
+        assert len(os.listdir("/proc/self/fd")) == before + 1
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_link_there_before_the_start_is_not_followed(home: Home, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, home.sessions / "s5")
+    with Watched(home.sessions) as watched:
+        (elsewhere / "0.jsonl").write_text("\n")
+        assert not watched.wait(QUIET)
