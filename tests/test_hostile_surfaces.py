@@ -97,6 +97,47 @@ def test_while_the_daemon_is_away_an_id_no_request_has_gets_no_line(
     assert "memoryd serve" in away[0]["error"]["message"]
 
 
+# A key, built from pieces, put in every field of a message the bridge passes on.
+KEY = "sk-ant-" + "api03-" + "Pz4" * 20
+MARKER = KEY[13:40]
+
+
+def test_a_key_in_any_field_of_a_message_reaches_no_answer_line_log_or_file_of_the_home(
+    home: Home, daemon: Daemon, tmp_path: Path
+) -> None:
+    write_log(home, "mcp", turn("the kestrel hovers", "noted"))
+    fields = [
+        call(2, KEY, {}),
+        call(3, "recall", {"query": KEY, "k": KEY, "session": KEY}),
+        call(4, "memory", {"op": KEY, "file": KEY, "text": KEY}),
+        call(5, "memory", {"op": "add", "file": "notes.md", "text": f"the key is {KEY}"}),
+        call(6, "recall", {"query": "kestrel"}, _meta={"progressToken": KEY, "session": KEY}),
+        call(14, "recall", {"query": f"heron {KEY}"}),
+        {"jsonrpc": "2.0", "id": 7, "method": KEY, "params": {KEY: KEY}},
+        {"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {"protocolVersion": KEY}},
+        {"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": KEY}},
+        {"jsonrpc": "2.0", "id": 10, "method": "prompts/get", "params": {"name": KEY}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": KEY}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"reason": KEY}},
+        {"jsonrpc": "2.0", "id": 11, "error": {"code": KEY, "message": KEY}},
+    ]
+    lines = [json.dumps(m).encode() for m in (INITIALIZE, *fields)]
+    lines += [KEY.encode(), b'{"jsonrpc": "2.0", "id": 12, "params": ' + KEY.encode() + b"}"]
+    lines.append(json.dumps(call(13, "recall", {"query": KEY + " " * BODY_MAX})).encode())
+    status, stdout, stderr = bridge(home, tmp_path, lines)
+    assert status == 0, stderr
+    answers = _strict(stdout)
+    assert [a["id"] for a in answers] == [1, 2, 3, 4, 5, 6, 14, 7, 8, 9, 10, 13], stdout
+    assert "kestrel hovers" in answers[5]["result"]["content"][0]["text"]
+    daemon.stop()
+    for text in (stdout, stderr, daemon.output()):
+        assert MARKER not in text
+    looked = [path for path in home.root.rglob("*") if path.is_file()]
+    assert len(looked) >= 3
+    for path in looked:
+        assert MARKER.encode() not in path.read_bytes(), path
+
+
 def test_a_line_far_over_the_daemons_limit_is_refused_as_too_large_not_as_the_daemon_gone(
     home: Home, daemon: Daemon, tmp_path: Path
 ) -> None:
