@@ -21,6 +21,8 @@ from memoryd.connect.follow import Follower
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.logfiles import read_from
+from memoryd.records import Kind
 from memoryd.serve.guard import BODY_MAX
 from test_mcp_bridge import bridge, call
 from test_serve_daemon import Daemon
@@ -197,6 +199,20 @@ def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
     ]
     state = index.log_state("t")
     assert state is not None and json.loads(state.progress)["tainted"] is True
+
+
+def test_a_log_cut_short_while_it_is_read_is_not_taken_for_one_with_a_hole(
+    home: Home,
+) -> None:
+    path = write_log(home, "s", turn("a whole turn", "noted"))
+    whole = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(b"a" * (2 << 20))  # a long line being written
+    size, lines = read_from(path)  # nothing is read until asked
+    os.truncate(path, whole + 10)  # written anew meanwhile, shorter
+    read = list(lines)
+    assert size == whole + (2 << 20)
+    assert [line.record.kind for line in read] == [Kind.USER, Kind.FINAL], read
 
 
 def test_a_sparse_transcript_of_a_huge_size_is_connected_without_reading_its_holes(

@@ -141,13 +141,16 @@ def extent(fd: int, at: int, size: int) -> tuple[int, int]:
 def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> tuple[int, bytes]:
     """Where the next data is from `at` on (`extent`), and a chunk of it."""
     # Opened for each chunk, so a reader that stops half-way holds no file open; a log replaced
-    # meanwhile gives nothing (it is read again from its start later).
+    # meanwhile gives nothing (it is read again from its start later), one cut short its bytes
+    # up to its end now (what lies past it is no hole).
     try:
         with _opened(path) as fd:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
                 return at, b""
-            start, end = extent(fd, at, size)
+            if at >= st.st_size:
+                return at, b""
+            start, end = extent(fd, at, min(size, st.st_size))
             return start, os.pread(fd, min(_CHUNK, end - start), start)
     except (OSError, DamagedLogError):
         return at, b""
