@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from logs import turn, write_log
+from logs import AT, turn, write_log
 from memoryd.connect import claude_code
 from memoryd.connect.follow import Follower
 from memoryd.home import Home
@@ -273,3 +273,27 @@ def test_the_windows_undo_and_forget_say_what_is_wrong_with_any_number_of_anythi
         assert refused.status_code == 422, refused.text
         assert "10,001 keys: forget at most 10,000 at once" in refused.text
     assert "Traceback" not in served.output()
+
+
+def test_a_file_named_like_no_epoch_beside_a_connected_log_stops_no_connect(
+    home: Home, tmp_path: Path
+) -> None:
+    c = Claude()
+    path = write(tmp_path / "projects" / "p" / f"{SESSION}.jsonl", [c.prompt("first", 1)])
+    follower = Follower(home, claude_code.HOST, tmp_path / "projects", frozenset())
+    with follower.locked():
+        follower.once()
+    folder = home.sessions / f"claude-code-{SESSION}"
+    with (folder / "0.jsonl").open("a") as f:  # as after a crash between a write and its mark
+        f.write(json.dumps({"type": "user", "text": "past the kept size", "at": AT}) + "\n")
+    # `²` is a digit to `isdigit` but not to `int`; `01` names no epoch.
+    strays = [folder / "²3.jsonl", folder / "01.jsonl"]
+    for stray in strays:
+        stray.write_text("")
+    write(path, [c.prompt("second", 2)])
+    with follower.locked():
+        done = follower.once()
+    assert done.problems == []
+    assert _written(home, SESSION) == [("session", None, None), *[("user", None, None)] * 2]
+    assert "past the kept size" not in (folder / "0.jsonl").read_text()
+    assert all(stray.exists() for stray in strays)

@@ -30,6 +30,7 @@ from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.lock import held
+from memoryd.logfiles import epoch_logs
 from memoryd.memory.replace import replace
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
@@ -275,11 +276,10 @@ class Follower:
                 os.ftruncate(fd, size)
             finally:
                 os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
-            for name in os.listdir(folder):
-                stem, _, ext = name.partition(".")
-                if ext == "jsonl" and stem.isdigit() and int(stem) > epoch:
-                    (folder / name).unlink()
+        # Its own logs only (`²3.jsonl` is a digit to `isdigit`, not to `int`: a traceback).
+        for n, later in epoch_logs(self.home.sessions, session):
+            if n > epoch:
+                later.unlink(missing_ok=True)
 
     def _mark(self, session: str) -> None:
         """Taint the host's own session (the one its MCP server's edits are made for): the MCP
