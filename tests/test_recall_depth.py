@@ -131,7 +131,7 @@ def test_a_part_matching_no_more_rows_than_it_looks_for_gives_fts5s_items_unrank
             kept = [w for w in found if documents[w] <= 12] or found[:1]
             executed = []
             index.conn.set_trace_callback(executed.append)
-            rest = {h.id for h in some_of(index, kept, k, seen, classes)}
+            rest = {h.id for h in some_of(index, kept, documents, k, seen, classes)}
             index.conn.set_trace_callback(None)
             top = [h for h in index.search(some(kept), k + len(seen), classes) if h.id not in seen]
             assert rest == {h.id for h in top[:k]}, kept

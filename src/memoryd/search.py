@@ -215,7 +215,7 @@ def search(
         # Items holding every term come first: only when fewer than `DEPTH` do, the rest is
         # read.
         seen = {hit.id for hit in candidates}
-        candidates += some_of(index, kept, depth, seen, classes)
+        candidates += some_of(index, kept, documents, depth, seen, classes)
     scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
@@ -347,19 +347,26 @@ def _ranked_by_fts5(
 
 
 def some_of(
-    index: Index, kept: list[str], k: int, seen: set[int], classes: Classes = None
+    index: Index,
+    kept: list[str],
+    documents: dict[str, int],
+    k: int,
+    seen: set[int],
+    classes: Classes = None,
 ) -> list[Hit]:
-    """The at most `k` best items holding some of the `kept` words (of `classes`, when given),
-    by bm25 over them, leaving out those `seen`; all of them, unranked, when they are no more
-    than `k` (the ranking orders every candidate anyway)."""
+    """The at most `k` best items holding some of the `kept` words (held by `documents` items
+    each; of `classes`, when given), by bm25 over them, leaving out those `seen`; all of them,
+    unranked, when they are no more than `k` (the ranking orders every candidate anyway)."""
     # One word left (every word was common, the rarest kept): its best rows kept in order
     # (`common`) are FTS5's ranking of it, without reading its whole doclist.
     best = index.best_of(kept[0], k + len(seen), classes) if len(kept) == 1 else None
     if best is not None:
         return [hit for hit in best if hit.id not in seen][:k]
     # No more than `k` new items: all of them, unranked (the ranking orders every candidate).
-    ids = index.matching(some(kept), k + len(seen) + 1, classes)
-    new = [i for i in ids if i not in seen]
-    if len(ids) <= k + len(seen) and len(new) <= k:
-        return index.hits(new) if new else []
+    # The items holding the most held word are matched: when they are more, FTS5 ranks.
+    if max(documents[w] for w in kept) <= k + len(seen):
+        ids = index.matching(some(kept), k + len(seen) + 1, classes)
+        new = [i for i in ids if i not in seen]
+        if len(ids) <= k + len(seen) and len(new) <= k:
+            return index.hits(new) if new else []
     return _ranked_by_fts5(index, some(kept), k, seen, classes)
