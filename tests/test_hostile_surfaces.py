@@ -17,13 +17,16 @@ import pytest
 
 from logs import AT, turn, write_log
 from memoryd.connect import claude_code
+from memoryd.connect.fold import Fold
 from memoryd.connect.follow import Follower
+from memoryd.errors import ConnectError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.logfiles import read_from
 from memoryd.records import Kind
 from memoryd.serve.guard import BODY_MAX
+from memoryd.typed import loaded
 from test_mcp_bridge import bridge, call
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
@@ -297,3 +300,52 @@ def test_a_file_named_like_no_epoch_beside_a_connected_log_stops_no_connect(
     assert _written(home, SESSION) == [("session", None, None), *[("user", None, None)] * 2]
     assert "past the kept size" not in (folder / "0.jsonl").read_text()
     assert all(stray.exists() for stray in strays)
+
+
+# The connector's own state, edited by hand or damaged on disk: each field of another type
+# than `_save` writes made a TypeError traceback in every connect (every Stop hook).
+BAD_POSITIONS: list[dict[str, Any]] = [
+    {"offset": "316"},
+    {"offset": -5},
+    {"log_size": 1.5},
+    {"line": True},
+    {"identity": "x"},
+    {"marked": "no"},
+    {"fold": "x"},
+    {"fold": {"host": 5}},
+    {"fold": {"host": "claude-code", "epoch": "1"}},
+    {"fold": {"host": "claude-code", "epoch": -1}},
+    {"fold": {"host": "claude-code", "epoch": 10**12}},
+    {"fold": {"host": "claude-code", "calls": [1]}},
+    {"fold": {"host": "claude-code", "pending": [1, 2]}},
+    {"unknown": 1},
+]
+
+
+def test_the_connectors_own_state_of_another_shape_is_said_unreadable_never_a_traceback(
+    home: Home, tmp_path: Path
+) -> None:
+    c = Claude()
+    write(tmp_path / "projects" / "p" / f"{SESSION}.jsonl", [c.prompt("first", 1)])
+    follower = Follower(home, claude_code.HOST, tmp_path / "projects", frozenset())
+    with follower.locked():
+        follower.once()
+    state = follower.state_path
+    kept = json.loads(state.read_text())
+    ((key, position),) = kept["transcripts"].items()
+    bad = [{"transcripts": {key: {**position, **change}}} for change in BAD_POSITIONS]
+    for raw in [*bad, {"transcripts": [position]}, {"transcripts": {key: 5}}]:
+        state.write_text(json.dumps(raw))
+        with pytest.raises(ConnectError, match="cannot be read"):
+            Follower(home, claude_code.HOST, tmp_path / "projects", frozenset())
+    state.write_text(json.dumps(kept))
+    assert Follower(home, claude_code.HOST, tmp_path / "projects", frozenset()).positions
+
+
+def test_a_kept_object_missing_a_field_or_with_one_more_is_no_instance() -> None:
+    assert loaded(Fold, {"host": "codex", "calls": {"a": "b"}, "pending": None}) == Fold(
+        "codex", calls={"a": "b"}
+    )
+    for raw in ({"epoch": 1}, {"host": "codex", "more": 1}, ["codex"], {"host": None}):
+        with pytest.raises(ValueError):
+            loaded(Fold, raw)

@@ -30,10 +30,11 @@ from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.lock import held
-from memoryd.logfiles import epoch_logs
+from memoryd.logfiles import MAX_EPOCH_DIGITS, epoch_logs
 from memoryd.memory.replace import replace
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
+from memoryd.typed import loaded
 
 _FLUSH = 2000
 """Lines folded between two writes of a large transcript (a first catch-up)."""
@@ -102,16 +103,18 @@ class Follower:
     def _load(self) -> dict[str, Position]:
         try:
             raw = json.loads(self.state_path.read_bytes())
-            found = {key: Position(**value) for key, value in raw["transcripts"].items()}
+            found = {key: loaded(Position, value) for key, value in raw["transcripts"].items()}
             # A session names a folder the connector empties and appends to: never one elsewhere.
-            if not all(
-                isinstance(p.session, str) and is_session_id(p.session) for p in found.values()
-            ):
+            if not all(is_session_id(p.session) for p in found.values()):
                 raise ValueError("a session that is not a session id")
+            for p in found.values():  # every field as `_save` wrote it: no TypeError later
+                epoch = loaded(Fold, p.fold).epoch
+                if min(p.offset, p.line, p.log_size, epoch) < 0 or epoch >= 10**MAX_EPOCH_DIGITS:
+                    raise ValueError("a position before a file's start, or an epoch past the last")
             return found
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise ConnectError(
                 f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
                 "the connector again (it reads every transcript again, writing each session's "
