@@ -3,9 +3,11 @@
 Each thread that calls glibc's `malloc` may get an arena of its own (up to 8 per core), and an
 arena keeps what its thread freed; each request thread also opens an index connection of its
 own (`Service.index`). Serving a 1M-item home to 16 clients, the daemon grew to 130 MB with
-anyio's 40 threads and glibc's default arenas, against 90 MB with `ARENAS` and `THREADS`
+anyio's 40 threads and glibc's default arenas, against 90 MB with `ARENAS` and 8 threads
 (`bench/serve.py`; docs/architecture.md), at the same requests per second: recall holds the GIL
-for most of its time, so more threads than cores add memory, not speed.
+for about half its time, so two threads keep the GIL busy and more add memory, not speed. 4
+threads, not 8, took 10 MB off the peak (2.4 MB a thread: its connection, the pages of the
+query it runs) at the same requests per second (48.1 against 47.9, one interleaved run).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import anyio.to_thread
 ARENAS = 2
 """The most malloc arenas the daemon's threads share."""
 
-THREADS = 8
+THREADS = 4
 """The most requests run at once (each on a thread of its own); the others wait their turn."""
 
 _M_ARENA_MAX = -8
