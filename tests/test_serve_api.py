@@ -548,6 +548,7 @@ def test_an_unknown_record_type_is_refused_and_an_x_type_is_stored_and_ignored(
     assert "usr" not in message
     for kind in ("session", "user", "assistant", "tool_call", "tool_result", "final", "compaction"):
         assert kind in message
+    assert "forgotten" not in message  # memoryd's own: an append of one is refused
     assert '"x-"' in message
     thinking = {"type": "x-thinking", "text": "the owner asked about the kelp forest"}
     records = [turn("the kelp forest", "tall")[0], thinking, turn("", "tall")[1]]

@@ -58,8 +58,8 @@ def append_lines(sessions: Path, session: str, lines: list[Line]) -> None:
     _write({paths[n]: b"".join(batch) for n, batch in batches.items()})
 
 
-KINDS = ", ".join(kind.value for kind in Kind)
-"""The record types memoryd reads, as a refusal names them."""
+KINDS = ", ".join(kind.value for kind in Kind if kind is not Kind.FORGOTTEN)
+"""The record types a loop may send, as a refusal names them (`forgotten` is memoryd's own)."""
 
 
 def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
