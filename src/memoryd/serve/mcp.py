@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from functools import partial
+from functools import cache, partial
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import Any, Protocol
@@ -87,8 +87,10 @@ class Direct:
         return self.service.edit(op, file, text, old, session)
 
 
+@cache
 def version() -> str:
-    """memoryd's version, as the MCP handshake reports it."""
+    """memoryd's version, as the MCP handshake reports it (read once: reading the package's
+    metadata was 97% of building a server, which the daemon does for each MCP request)."""
     try:
         return package_version("memoryd")
     except PackageNotFoundError:  # run from a checkout that was never installed
