@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -570,6 +570,31 @@ def test_print_shows_the_mcp_entry_and_hooks_and_writes_nothing(
     assert code == 0, err
     assert "[mcp_servers.memoryd]" in out and "notify = [" in out
     assert _files(me) == {}
+
+
+def test_a_second_install_in_the_same_second_keeps_the_first_backup(
+    home: Home, me: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = me / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": "dark"}')
+    # Backups already made this second and the next few (an install a moment ago).
+    now = datetime.now(UTC)
+    earlier = {
+        settings.with_name(
+            f"settings.json.memoryd-backup-{(now + timedelta(seconds=s)):%Y%m%dT%H%M%SZ}"
+        )
+        for s in range(-1, 30)
+    }
+    for backup in earlier:
+        backup.write_text('{"theme": "light"}')
+    code, out, err = run(capsys, "connect", "claude-code", "--install")
+    assert code == 0, err
+    made = set(settings.parent.glob("settings.json.memoryd-backup-*")) - earlier
+    assert len(made) == 1
+    backup = made.pop()
+    assert json.loads(backup.read_text()) == {"theme": "dark"} and f"backup: {backup})" in out
+    assert all(b.read_text() == '{"theme": "light"}' for b in earlier)
 
 
 def test_install_writes_the_settings_with_a_backup_and_says_how_to_undo(

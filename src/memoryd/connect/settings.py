@@ -8,6 +8,7 @@ atomically, and the way back is said. A settings file that is not what the host 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shlex
@@ -206,6 +207,18 @@ def _held(path: Path) -> bytes | None:
         return None
 
 
+def _new_backup(backup: Path, mode: int) -> tuple[Path, int]:
+    """A backup file made new (never one written over), open for writing: `backup`, else
+    `backup-2`, `-3`, ... (a second change in the same second keeps the first's backup)."""
+    for n in range(1, 1000):
+        name = backup if n == 1 else backup.with_name(f"{backup.name}-{n}")
+        try:
+            return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "a thousand backups in one second", str(backup))
+
+
 def _write(path: Path, before: bytes | None, content: bytes) -> str:
     """Replace `path` with `content`, keeping a backup of what it held; the way back. A
     settings file that is a link (kept in a dotfiles folder) is written where it points, so
@@ -218,7 +231,7 @@ def _write(path: Path, before: bytes | None, content: bytes) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = 0o600 if before is None else os.stat(path).st_mode & 0o777
         if before is not None:
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            backup, fd = _new_backup(backup, mode)
             with os.fdopen(fd, "wb") as f:
                 f.write(before)
         temp.unlink(missing_ok=True)
