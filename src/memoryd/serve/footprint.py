@@ -5,9 +5,11 @@ arena keeps what its thread freed; each request thread also opens an index conne
 own (`Service.index`). Serving a 1M-item home to 16 clients, the daemon grew to 130 MB with
 anyio's 40 threads and glibc's default arenas, against 90 MB with `ARENAS` and 8 threads
 (`bench/serve.py`; docs/architecture.md), at the same requests per second: recall holds the GIL
-for about half its time, so two threads keep the GIL busy and more add memory, not speed. 4
-threads, not 8, took 10 MB off the peak (2.4 MB a thread: its connection, the pages of the
-query it runs) at the same requests per second (48.1 against 47.9, one interleaved run).
+for about half its time, so two threads keep the GIL busy (a third lets one request wait, on a
+lock or on Honcho, without leaving it idle) and more add memory, not speed: 3 threads, not 8,
+took 13 MB off the peak (2.4 MB a thread: its connection, the pages of the query it runs) at
+the same requests per second and CPU time a request (interleaved runs, `nice -10` over the
+machine's other work).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import anyio.to_thread
 ARENAS = 2
 """The most malloc arenas the daemon's threads share."""
 
-THREADS = 4
+THREADS = 3
 """The most requests run at once (each on a thread of its own); the others wait their turn."""
 
 _M_ARENA_MAX = -8
