@@ -9,8 +9,8 @@ call timed. Through the socket: 1, 4 and 16 client threads, each with its own ht
 the Unix socket, each request timed from send to parsed answer; after each, the daemon's
 resident memory (VmRSS) and its peak so far (VmHWM). Two daemons taking turns `--rounds` times
 (medians of the speeds, the largest memory figures) on the same home: memoryd, and memoryd as
-before (`OLD`: glibc's malloc arenas, anyio's 40 request
-threads, 2 MB of SQLite cache a connection). The report gives requests per second, p50 and p99,
+before (`OLD`: glibc's malloc arenas, anyio's 40 request threads, 2 MB of SQLite cache and 128
+prepared statements a connection, watchfiles). The report gives requests per second, p50 and p99,
 the errors (any non-200 answer), RSS, the ratios at 16 clients, memoryd's peak RSS once one
 `memoryd mcp` session went through it (the daemon then holds the MCP SDK) and 16 clients ran
 again, and the issue's targets (p50
@@ -120,13 +120,17 @@ def memory(pid: int) -> tuple[float, float]:
 
 
 OLD = (
-    "import sys, memoryd.index as i, memoryd.serve.footprint as f, memoryd.cli as c; "
+    "import sys, errno, memoryd.index as i, memoryd.schema as s, memoryd.serve.footprint as f, "
+    "memoryd.serve.watch as w, memoryd.cli as c; "
     "f.few_arenas = lambda: False; f.few_threads = lambda: None; o = i.connect; "
     "i.connect = lambda p: (lambda x: (x.execute('PRAGMA cache_size = -2048'), x)[1])(o(p)); "
+    "s.STATEMENTS = 128; "
+    "w.Watched = lambda p: (_ for _ in ()).throw(OSError(errno.ENOSYS, 'as before')); "
     "sys.argv = ['memoryd', *sys.argv[1:]]; c.main()"
 )
 """The daemon as it was before issue 12's footprint: glibc's arenas, anyio's 40 threads, 2 MB of
-SQLite cache a connection."""
+SQLite cache and sqlite3's 128 prepared statements a connection, the watcher through watchfiles
+(which keeps each session folder's path)."""
 
 DAEMONS = (("memoryd", ["-m", "memoryd"]), ("as before", ["-c", OLD]))
 
