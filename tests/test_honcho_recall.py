@@ -242,7 +242,7 @@ def test_the_daemons_api_and_mcp_answer_from_honcho_too(home: Home, fake: FakeHo
             found = api.post("/v1/recall", json={"query": "machine"}).json()
         assert found["text"].startswith("[1] memory-tainted · fleet: boxmaker2 said")
         assert found["untrusted"] is True
-        text = Direct(service).recall("beans", 5, None).text
+        text = Direct(service).begin_recall("beans", 5, None)().text
         assert text.startswith("[1] memory · boxmaker2: boxmaker2 said")
     finally:
         service.close()

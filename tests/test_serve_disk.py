@@ -162,7 +162,7 @@ def test_no_space_for_the_index_or_the_journal_is_507_not_503(
     def journal_full(*_: Any, **__: Any) -> Any:
         raise JournalFullError("no space left on the device holding the journal: free some")
 
-    monkeypatch.setattr(service_module, "recall_with", index_full)
+    monkeypatch.setattr(service_module, "begin_recall", index_full)
     monkeypatch.setattr(service_module, "edit", journal_full)
     assert error_of(api.post("/v1/recall", json={"query": "otter"})) == (507, "no_space")
     edit = {"op": "add", "file": "notes.md", "text": "x", "as": "owner"}

@@ -5,6 +5,10 @@ while Honcho's sources answer, and the answer is joined as SPEC section 8 says
 (`recalled.answer`). The recall log's line is written once, with the local hits and the Honcho
 hits shown (source, kind and id). Without `[honcho]`, or with no source to read, `recall` is the
 local one, unchanged.
+
+A recall is made in two steps (`begin_recall`, then `finish`) so that the daemon waits for
+Honcho outside the threads that read the index: a Honcho that hangs costs each recall its one
+wait, and holds up no other request.
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ from pathlib import Path
 from memoryd.config import Config
 from memoryd.honcho.client import Honcho
 from memoryd.honcho.read import Log, Pending, begin, sources, stderr
-from memoryd.honcho.recalled import Source, answer
+from memoryd.honcho.recalled import NotAsked, Source, answer
 from memoryd.index import Index
 from memoryd.labels import DataClass
-from memoryd.recall import Answer, ceiling, check, log, no_matches, recall, searched
+from memoryd.recall import Answer, Local, ceiling, check, log, no_matches, recall, searched
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,61 @@ class Reading:
         return [s for s in self.sources if highest is None or s.data_class <= highest]
 
 
+@dataclass(frozen=True)
+class Begun:
+    """A recall whose local part is done and whose Honcho part is under way: `finish` waits for
+    Honcho (the index is not needed for that) and joins the two."""
+
+    found: Local
+    pending: Pending | NotAsked
+    query: str
+    k: int
+    session: str | None
+    now: datetime
+    recalls: Path
+
+    def finish(self) -> Answer:
+        """The answer, once every source answered or the one wait is over; the log line."""
+        honcho = self.pending.result() if isinstance(self.pending, Pending) else self.pending
+        joined = answer(self.found.items, self.found.label, no_matches(self.query), self.k, honcho)
+        hits = [{"source": i.source.name, "kind": i.kind.value, "id": i.id} for i in joined.shown]
+        log(self.recalls, self.now, self.session, self.query, self.k, self.found.hits, hits)
+        return Answer(joined.text, joined.label)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A recall answered from the index alone: nothing is left to wait for."""
+
+    answered: Answer
+
+    def finish(self) -> Answer:
+        """The answer."""
+        return self.answered
+
+
+def begin_recall(
+    index: Index,
+    query: str,
+    k: int,
+    session: str | None,
+    now: datetime,
+    recalls: Path,
+    reading: Reading | None,
+) -> Begun | Answered:
+    """The part of the model's `recall` that reads the index: Honcho asked (its wait counts
+    from now) and the index searched meanwhile; `finish` gives the answer."""
+    highest = ceiling(index, session)
+    # A session is shown nothing above its class: a source of a higher class is not asked.
+    asked = [] if reading is None else reading.below(highest)
+    if reading is None or not asked:
+        return Answered(recall(index, query, k, session, now, recalls))
+    check(query, k)  # a refused query asks no one
+    started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
+    found = searched(index, query, k, highest)
+    return Begun(found, started, query, k, session, now, recalls)
+
+
 def recall_with(
     index: Index,
     query: str,
@@ -59,16 +118,4 @@ def recall_with(
     reading: Reading | None,
 ) -> Answer:
     """Answer the model's `recall` from the local index and, with `reading`, from Honcho."""
-    highest = ceiling(index, session)
-    # A session is shown nothing above its class: a source of a higher class is not asked.
-    asked = [] if reading is None else reading.below(highest)
-    if reading is None or not asked:
-        return recall(index, query, k, session, now, recalls)
-    check(query, k)  # a refused query asks no one
-    started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    found = searched(index, query, k, highest)
-    honcho = started.result() if isinstance(started, Pending) else started
-    joined = answer(found.items, found.label, no_matches(query), k, honcho)
-    hits = [{"source": i.source.name, "kind": i.kind.value, "id": i.id} for i in joined.shown]
-    log(recalls, now, session, query, k, found.hits, hits)
-    return Answer(joined.text, joined.label)
+    return begin_recall(index, query, k, session, now, recalls, reading).finish()

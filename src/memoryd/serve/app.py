@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Path, Query, Request
@@ -45,6 +46,7 @@ from memoryd.serve.bodies import (
     SessionId,
     problem_of,
 )
+from memoryd.serve.footprint import recalled
 from memoryd.serve.guard import logged
 from memoryd.serve.mcp_route import PATH as MCP_PATH
 from memoryd.serve.mcp_route import McpRoute
@@ -173,10 +175,11 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
         return error(e.status_code, code, str(e.detail))
 
     @app.post("/v1/recall", response_model=Labelled, response_model_by_alias=True)
-    def recall(body: RecallBody) -> dict[str, Any]:
+    async def recall(body: RecallBody) -> dict[str, Any]:
         """Recall what the agent remembers about `query`, as the model reads it: for a session,
         only items at or below its class."""
-        return _labelled(service.recall(body.query, body.k, body.session))
+        begin = partial(service.begin_recall, body.query, body.k, body.session)
+        return _labelled(await recalled(begin))
 
     @app.get("/v1/block", response_model=Labelled, response_model_by_alias=True)
     def block(

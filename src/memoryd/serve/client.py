@@ -17,6 +17,8 @@ from memoryd.errors import DaemonError
 from memoryd.home import Home
 
 if TYPE_CHECKING:  # httpx and the service load when a client is made: `serves` needs neither
+    from collections.abc import Callable
+
     import httpx
 
     from memoryd.forget.run import Asked, Done, Shown
@@ -118,6 +120,12 @@ class Client:
         """The model's `recall`."""
         body = {"query": query, "k": k, "session": session}
         return _labelled(self._call("POST", "/v1/recall", json=body))
+
+    def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
+        """`recall`, as the MCP server calls it (`serve.mcp.Backend`): answered at once, by the
+        daemon, which waits for Honcho itself."""
+        answer = self.recall(query, k, session)
+        return lambda: answer
 
     def block(self, session: str | None = None) -> Labelled:
         """The memory block for `session`."""

@@ -9,14 +9,17 @@ for about half its time, so two threads keep the GIL busy (a third lets one requ
 lock or on Honcho, without leaving it idle) and more add memory, not speed: 3 threads, not 8,
 took 13 MB off the peak (2.4 MB a thread: its connection, the pages of the query it runs) at
 the same requests per second and CPU time a request (interleaved runs, `nice -10` over the
-machine's other work).
+machine's other work). A recall's wait for Honcho runs outside them (`recalled`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Callable
+from typing import TypeVar
 
+import anyio
 import anyio.to_thread
 
 ARENAS = 2
@@ -43,3 +46,15 @@ def few_arenas() -> bool:
 def few_threads() -> None:
     """Run at most `THREADS` requests at once (call it in the event loop, before serving)."""
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+
+
+T = TypeVar("T")
+
+
+async def recalled(begin: Callable[[], Callable[[], T]]) -> T:
+    """A recall made in two steps: `begin` (the index read) on one of the `THREADS`, then
+    what it gives (the wait for Honcho, up to `wait_ms`) on a thread of its own, so that
+    recalls waiting on a Honcho that hangs hold up no other request. The waits are bounded by
+    the connection limit (`bounds.MAX_CONNECTIONS`): a connection makes one request at a time."""
+    finish = await anyio.to_thread.run_sync(begin)
+    return await anyio.to_thread.run_sync(finish, limiter=anyio.CapacityLimiter(1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import cache, partial
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -36,6 +36,7 @@ from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
 from memoryd.serve.client import Client
+from memoryd.serve.footprint import recalled
 from memoryd.serve.service import Edited, Labelled, Service
 from memoryd.serve.tools import shown, tools
 
@@ -54,8 +55,9 @@ log = logging.getLogger("memoryd.mcp")
 class Backend(Protocol):
     """What the MCP server needs: the daemon's client or the home itself."""
 
-    def recall(self, query: str, k: int, session: str | None) -> Labelled:
-        """The model's `recall`."""
+    def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
+        """The model's `recall`: the part that reads the index; what it gives makes the answer
+        (waiting for Honcho, when it was asked)."""
         ...
 
     def block(self, session: str | None) -> Labelled:
@@ -73,10 +75,10 @@ class Direct:
     def __init__(self, service: Service) -> None:
         self.service = service
 
-    def recall(self, query: str, k: int, session: str | None) -> Labelled:
+    def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
         """The model's `recall`, after indexing what the logs gained."""
         self.service.catch_up()
-        return self.service.recall(query, k, session)
+        return self.service.begin_recall(query, k, session)
 
     def block(self, session: str | None) -> Labelled:
         """The memory block."""
@@ -107,13 +109,13 @@ def build(backend: Backend, session: str) -> Server[Any]:
         for tool in schemas.values()
     ]
 
-    def recall(arguments: dict[str, Any]) -> str:
+    async def recall(arguments: dict[str, Any]) -> str:
         schema = schemas["recall"]["input_schema"]["properties"]
         k = arguments.get("k", schema["k"]["default"])
-        answer = backend.recall(arguments["query"], int(k), session)
+        answer = await recalled(partial(backend.begin_recall, arguments["query"], int(k), session))
         return shown(answer.text, answer.untrusted)
 
-    def memory(arguments: dict[str, Any]) -> str:
+    def edit(arguments: dict[str, Any]) -> str:
         done = backend.edit(
             Op(arguments["op"]),
             arguments["file"],
@@ -123,7 +125,13 @@ def build(backend: Backend, session: str) -> Server[Any]:
         )
         return f"{done.op} {done.file} (journal line {done.line}); {done.usage}"
 
-    calls: dict[str, Callable[[dict[str, Any]], str]] = {"recall": recall, "memory": memory}
+    async def memory(arguments: dict[str, Any]) -> str:
+        return await anyio.to_thread.run_sync(partial(edit, arguments))
+
+    calls: dict[str, Callable[[dict[str, Any]], Awaitable[str]]] = {
+        "recall": recall,
+        "memory": memory,
+    }
 
     async def list_tools(
         _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
@@ -146,7 +154,7 @@ def build(backend: Backend, session: str) -> Server[Any]:
                 error=True,
             )
         try:
-            text = await anyio.to_thread.run_sync(partial(calls[params.name], arguments))
+            text = await calls[params.name](arguments)
         except MemorydError as e:
             return _result(str(e), error=True)
         except Exception as e:  # a bug: the model is told only that, and its trace id

@@ -28,7 +28,7 @@ from memoryd.errors import (
 )
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
-from memoryd.honcho.answer import Reading, recall_with
+from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
 from memoryd.index import Index, LogState
 from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session, changes
 from memoryd.labels import DataClass, Label
@@ -40,7 +40,6 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.recall import Answer
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
@@ -176,14 +175,24 @@ class Service:
     def recall(self, query: str, k: int, session: str | None) -> Labelled:
         """The model's `recall`, answered from the index, which has the session's last turn
         (`read_index`)."""
+        return self.begin_recall(query, k, session)()
 
-        def answer(index: Index) -> Answer:
+    def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
+        """The part of `recall` that reads the index; what it gives waits for Honcho, if it
+        was asked, and makes the answer (call it on a thread that reads no index)."""
+
+        def begun(index: Index) -> Begun | Answered:
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
             now = datetime.now(UTC)
-            return recall_with(index, query, k, session, now, self.home.recalls, self.reading)
+            return begin_recall(index, query, k, session, now, self.home.recalls, self.reading)
 
-        found = self.read_index(answer, session)
-        return Labelled.of(found.text, found.label)
+        part = self.read_index(begun, session)
+
+        def finish() -> Labelled:
+            found = part.finish()
+            return Labelled.of(found.text, found.label)
+
+        return finish
 
     def _behind(self, session: str) -> bool:
         # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
