@@ -94,8 +94,10 @@ def lines(sessions: Path, session: str) -> list[LogLine]:
             elif kind is Kind.FINAL and not answered:
                 was = Role.REPLY
             if was is Role.USER:
-                # A forgotten user record's turn is gone: no final after it is its reply.
-                turn, answered = turn + 1, kind is Kind.FORGOTTEN
+                # A forgotten user record's turn is gone from recall, but the first final after
+                # it is still the reply its key names: a forget of both finds it after the user
+                # record is overwritten, and a later one finds it by its key.
+                turn, answered = turn + 1, False
             elif was is Role.REPLY:
                 answered = True
             found.append(LogLine(path, epoch, at, raw, turn, was, record))
