@@ -16,6 +16,7 @@ import pytest
 
 from memoryd import common, schema
 from memoryd.index import Index, Item
+from memoryd.relevance import idf
 from memoryd.search import search
 
 WORDS = [f"w{n}x" for n in range(40)]
@@ -38,6 +39,27 @@ def _text(rng: random.Random, length: int, seen: list[str]) -> str:
     return " ".join(words)
 
 
+def _in_python(index: Index, term: str, limit: int, classes: tuple[str, ...] | None) -> list[int]:
+    """The kept rows' best, scored and sorted in Python (`common.strength`), as `best` did
+    before SQLite sorted them."""
+    items, tokens = index.counts()
+    (documents,) = index.conn.execute(
+        "SELECT documents FROM terms WHERE term = ?", (term,)
+    ).fetchone()
+    weight = idf(documents, items)
+    rows = index.conn.execute(
+        "SELECT c.id, c.tf, c.length, items.class FROM common_rows AS c "
+        "JOIN items ON items.id = c.id WHERE c.term = ?",
+        (term,),
+    ).fetchall()
+    scored = sorted(
+        (-(weight * common.strength(tf, length, tokens / items)), i)
+        for i, tf, length, data_class in rows
+        if classes is None or data_class in classes
+    )
+    return [i for _, i in scored[:limit]]
+
+
 def _compare(index: Index) -> tuple[int, int]:
     answered = asked = 0
     terms = [row[0] for row in index.conn.execute("SELECT term FROM common_terms")]
@@ -45,6 +67,10 @@ def _compare(index: Index) -> tuple[int, int]:
         for classes in (None, ("public",)):
             for limit in (1, 2, 4):
                 asked += 1
+                # SQLite scores and sorts the kept rows with Python's doubles: ties included.
+                sorted_there = common.best(index.conn, term, limit, classes)
+                if sorted_there is not None:
+                    assert sorted_there == _in_python(index, term, limit, classes)
                 fast = index.best_of(term, limit, classes)
                 if fast is None:
                     continue
