@@ -14,9 +14,11 @@ machine's other work). A recall's wait for Honcho runs outside them (`recalled`)
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import anyio
@@ -51,10 +53,21 @@ def few_threads() -> None:
 T = TypeVar("T")
 
 
+WAITS = 64
+"""The most recalls waiting for Honcho at once, as many as the daemon's connections by default
+(`bounds.MAX_CONNECTIONS`: a connection makes one request at a time)."""
+
+_waits = ThreadPoolExecutor(WAITS, thread_name_prefix="memoryd-wait")
+"""The threads the waits run on: never a request thread's, so they open no index connection."""
+
+
 async def recalled(begin: Callable[[], Callable[[], T]]) -> T:
     """A recall made in two steps: `begin` (the index read) on one of the `THREADS`, then
     what it gives (the wait for Honcho, up to `wait_ms`) on a thread of its own, so that
-    recalls waiting on a Honcho that hangs hold up no other request. The waits are bounded by
-    the connection limit (`bounds.MAX_CONNECTIONS`): a connection makes one request at a time."""
+    recalls waiting on a Honcho that hangs hold up no other request."""
     finish = await anyio.to_thread.run_sync(begin)
-    return await anyio.to_thread.run_sync(finish, limiter=anyio.CapacityLimiter(1))
+    # Not anyio's worker threads: its pool grew by one a recall waiting at once, and a request
+    # run later on such a thread opened an index connection of its own (1-2 MB each).
+    with anyio.CancelScope(shield=True):
+        answer = await asyncio.wrap_future(_waits.submit(finish))
+    return answer
