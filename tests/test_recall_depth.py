@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.index import Index, Item
 from memoryd.labels import DataClass
-from memoryd.ranking import PASSAGE, Query
+from memoryd.ranking import PASSAGE, Query, Scored, ranked, score
 from memoryd.recall import K_MAX
 from memoryd.relevance import idf
 from memoryd.search import (
@@ -27,6 +27,8 @@ from memoryd.search import (
     some_of,
     terms,
 )
+from memoryd.search import FUNCTION as FUNCTION_WEIGHT
+from memoryd.stopwords import content
 
 AT = "2026-09-28T23:19:00Z"
 WORDS = [f"w{n}" for n in range(40)]
@@ -138,3 +140,33 @@ def test_a_part_matching_no_more_rows_than_it_looks_for_gives_fts5s_items_unrank
             some_whole += not [sql for sql in executed if "ORDER BY rank" in sql]
         assert read_whole >= 10
         assert some_whole >= 5
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_rare_word_is_answered_from_all_its_items_as_from_fts5s_best(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    with random_home(tmp_path / "index.sqlite", seed) as index:
+        items, held = index.counts()
+        read_whole = 0
+        for word in WORDS + FUNCTION + ["absent"]:
+            documents = index.documents([word])[word]
+            query = Query.of([word], content([word]))
+            weight = 1.0 if query.content else FUNCTION_WEIGHT
+            idf_of = {s: idf(documents, items) * weight for s in query.stems}
+            highest = rng.choice([None, DataClass.PRIVATE])
+            classes = None if highest is None else ("public", "private")
+            # The slow path: FTS5's best rows, as many as a one-word search looks for.
+            best = index.search(some([word]), 2 * DEPTH, classes)
+            scored = [Scored(h, *score(h.item.text, query, idf_of, held / items)) for h in best]
+            for k in (1, 5, DEPTH):
+                executed: list[str] = []
+                index.conn.set_trace_callback(executed.append)
+                fast = [h.id for h in search(index, [word], k, highest)]
+                index.conn.set_trace_callback(None)
+                assert fast == [h.id for h in ranked(scored, {}, 1, k)], (word, k)
+                if documents <= 2 * DEPTH:
+                    read_whole += 1
+                    assert not [sql for sql in executed if "ORDER BY rank" in sql], word
+        assert read_whole >= 30

@@ -166,8 +166,11 @@ def search(
     if len(query.stems) == 1:
         # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first;
         # no neighbour is read. A common word's best rows are kept in order (`common`), read
-        # instead of FTS5 ranking the word's whole doclist.
+        # instead of FTS5 ranking the word's whole doclist; a rare word's, no more than that,
+        # are all read, unranked.
         best = index.best_of(words[0], 2 * depth, classes)
+        if best is None and documents[words[0]] <= 2 * depth:
+            best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
         return ranked(
@@ -326,6 +329,16 @@ def ranked_rows(
     if len(ids) > max(budget, k):
         return _ranked_by_fts5(index, match, k, set(), classes)
     return best_rows(index, ids, weights, k)
+
+
+def every_row(index: Index, match: str, k: int, classes: Classes = None) -> list[Hit] | None:
+    """All the items an FTS5 expression matches, unranked, when they are at most `k` (the
+    ranking orders every candidate): without FTS5's bm25, which reads the rows' sizes; None
+    when more match."""
+    ids = index.matching(match, k + 1, classes)
+    if len(ids) > k:
+        return None
+    return index.hits(ids) if ids else []
 
 
 def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hit]:
