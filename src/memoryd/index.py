@@ -118,7 +118,11 @@ class Index:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """A write transaction: other writers wait for it, readers see all of it or none."""
+        """A write transaction: other writers wait for it, readers see all of it or none. Inside
+        another, its writes are the outer one's: it commits or rolls back all of them."""
+        if self.conn.in_transaction:
+            yield
+            return
         with translated(self.path):
             self.conn.execute("BEGIN IMMEDIATE")
             self._added = []

@@ -35,7 +35,8 @@ def refresh(
     journal: Path | None,
 ) -> None:
     """Read each touched session again from its start (its placeholders now), and, with the
-    `journal`, every dropped entry again: their old items, and terms no item holds, go."""
+    `journal`, every dropped entry again: their old items, and terms no item holds, go. One
+    transaction: a reader never sees a session without its other turns."""
     index.conn.execute("PRAGMA secure_delete = ON")
     with index.writing():
         for session in touched:
@@ -43,10 +44,10 @@ def refresh(
         if journal is not None:
             index.remove_dropped()
         index.conn.execute("DELETE FROM terms WHERE documents <= 0")
-    for session in touched:
-        catch_up_session(index, sessions, session, names)
-    if journal is not None:
-        index_dropped(index, journal)
+        for session in touched:
+            catch_up_session(index, sessions, session, names)
+        if journal is not None:
+            index_dropped(index, journal)
 
 
 def purge(index: Index) -> None:
