@@ -101,8 +101,18 @@ class Client:
             raise self._unreachable("no socket")
         try:
             response = self.http.request(method, path, **kwargs)
-        except httpx.TransportError as e:
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise self._unreachable(e) from e
+        except httpx.TransportError as e:
+            # Asked, then no answer: the daemon may have done it (a forget it began is
+            # finished when it starts again), so "start it" alone would say nothing was done.
+            raise DaemonError(
+                f"memoryd at {self.where} gave no answer ({type(e).__name__}): what was asked "
+                "may or may not have been done; `memoryd status` says whether it is serving, "
+                "`memoryd serve` starts it again",
+                "unreachable",
+                0,
+            ) from e
         try:
             body = response.json()
         except ValueError:
