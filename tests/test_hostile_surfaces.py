@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from memoryd.logfiles import read_from
 from memoryd.records import Kind
 from memoryd.serve.guard import BODY_MAX
 from memoryd.typed import loaded
-from test_mcp_bridge import bridge, call
+from test_mcp_bridge import bridge, call, running
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
 from transcripts import SESSION, Claude, write
@@ -78,13 +76,7 @@ def test_a_message_whose_id_is_no_requests_gets_no_line_and_never_a_non_json_one
 def test_while_the_daemon_is_away_an_id_no_request_has_gets_no_line(
     home: Home, daemon: Daemon
 ) -> None:
-    bridged = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "mcp", "--home", str(home.root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ},
-    )
+    bridged = running(home)
     assert bridged.stdin is not None and bridged.stdout is not None
     try:
         bridged.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")

@@ -34,6 +34,17 @@ def call(n: int, tool: str, arguments: dict[str, Any], **params: Any) -> dict[st
     }
 
 
+def running(home: Home) -> subprocess.Popen[bytes]:
+    """`memoryd mcp` on `home`, its stdin, stdout and stderr pipes of the test's."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "mcp", "--home", str(home.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+    )
+
+
 def bridge(home: Home, tmp_path: Path, lines: list[bytes], *args: str) -> tuple[int, str, str]:
     """`memoryd mcp ARGS` fed `lines` then stdin's end: its exit status, stdout and stderr; the
     modules it loaded are written to `tmp_path/modules.json`."""
@@ -134,13 +145,7 @@ def test_while_the_daemon_is_away_each_request_says_so_and_its_return_is_served(
     home: Home, daemon: Daemon
 ) -> None:
     write_log(home, "mcp", turn("the heron nests by the weir", "noted"))
-    bridged = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "mcp", "--home", str(home.root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ},
-    )
+    bridged = running(home)
     assert bridged.stdin is not None and bridged.stdout is not None
 
     def send(message: dict[str, Any]) -> None:
