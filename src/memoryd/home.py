@@ -240,10 +240,15 @@ def _memory(folder: Path) -> None:
         os.chmod(folder, FOLDER_MODE)
     with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                _memory(Path(entry.path))
-            else:
-                _file(Path(entry.path), tighten=True)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    _memory(Path(entry.path))
+                else:
+                    _file(Path(entry.path), tighten=True)
+            except FileNotFoundError:
+                # Gone since it was listed: a temporary file another process renamed into
+                # place (connect's state, a memory file, a reindex's copy). Nothing to check.
+                continue
 
 
 def secure(home: Home) -> None:
