@@ -189,6 +189,21 @@ def test_a_host_or_origin_that_is_not_the_listeners_is_refused(
     assert "evil" not in logged and KEY[6:] not in logged and "hunter2" not in logged
 
 
+def test_a_method_other_than_post_is_405_not_a_stream_broken_off(
+    served: tuple[Home, Listener],
+) -> None:
+    _, listener = served
+    for method in ("GET", "DELETE", "PUT"):
+        # A stream that never ends would hold the test: a 405 comes at once.
+        answer = httpx.request(
+            method, listener.url, headers={**listener.headers(), **ACCEPT}, timeout=10
+        )
+        assert (answer.status_code, answer.headers.get("allow")) == (405, "POST"), method
+        assert answer.text == "this MCP server answers POST only\n"
+    assert "without completing response" not in listener.output()
+    assert _post(listener, listener.headers()).status_code == 200
+
+
 def test_connections_slow_to_send_a_request_are_closed(home: Home) -> None:
     running = Listener(home, env={"MEMORYD_REQUEST_TIMEOUT": str(TIMEOUT)})
     url = running.wait_ready()

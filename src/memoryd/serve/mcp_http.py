@@ -70,6 +70,23 @@ class HostCheck:
             await self.app(scope, receive, send)
 
 
+class PostOnly:
+    """A method other than POST is 405 (inside the token check: a request without the token is
+    401 whatever its method). MCP lets a server with no stream of its own answer a GET so, and
+    one whose sessions cannot be ended a DELETE: stateless, this one has neither (the SDK
+    answered a GET with a stream it then broke off, and logged that as an error)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve a POST; refuse any other method."""
+        if scope["type"] == "http" and scope.get("method") != "POST":
+            await _refuse(send, 405, "this MCP server answers POST only", allow=b"POST")
+        else:
+            await self.app(scope, receive, send)
+
+
 class Unechoed:
     """The SDK transport's refusals of a body it cannot read (status 400) with a fixed message:
     its own quotes the parser's error, with the values it could not read, which may be
@@ -116,12 +133,14 @@ def _unreadable(answered: bytes) -> dict[str, object]:
     }
 
 
-async def _refuse(send: Send, status: int, message: str) -> None:
+async def _refuse(send: Send, status: int, message: str, allow: bytes = b"") -> None:
     body = (message + "\n").encode()
     headers = [
         (b"content-type", b"text/plain; charset=utf-8"),
         (b"content-length", b"%d" % len(body)),
     ]
+    if allow:
+        headers.append((b"allow", allow))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -143,7 +162,7 @@ def run(home: Home, session: str, listen: str, public: bool) -> None:
     sock = bind_tcp(host, port)
     try:
         port = sock.getsockname()[1]
-        app = HostCheck(Guard(Unechoed(manager.handle_request), bearer), host, port)
+        app = HostCheck(Guard(PostOnly(Unechoed(manager.handle_request)), bearer), host, port)
         listener = http_server(app, timeout, limit)
         log.info(
             "serving MCP for session %s on http://%s%s (token: $MEMORYD_TOKEN or %s)",
