@@ -219,7 +219,7 @@ def test_the_daemon_asks_honcho_outside_any_lock(home: Home, fake: FakeHoncho) -
         )
         answers: list[str] = []
         asking = threading.Thread(
-            target=lambda: answers.append(service.recall("coffee", 5, None).text)
+            target=lambda: answers.append(service.begin_recall("coffee", 5, None)().text)
         )
         asking.start()
         time.sleep(0.3)

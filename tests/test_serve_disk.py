@@ -210,7 +210,7 @@ def threads() -> Iterator[list[ThreadPoolExecutor]]:
 
 
 def found(service: Service, pool: ThreadPoolExecutor, query: str) -> str:
-    return pool.submit(lambda: service.recall(query, 20, None).text).result()
+    return pool.submit(lambda: service.begin_recall(query, 20, None)().text).result()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ def recalled_within(service: Service, query: str, seconds: float) -> str:
     deadline = time.monotonic() + seconds
     text = ""
     while time.monotonic() < deadline:
-        text = service.recall(query, 5, None).text
+        text = service.begin_recall(query, 5, None)().text
         if text.startswith("[1] "):
             break
         time.sleep(0.05)
@@ -52,7 +52,7 @@ def test_a_catch_up_for_no_event_reads_what_changed_and_the_journal(home: Home) 
     try:
         write_log(home, "s1", turn("the walrus dozed", "ok"))
         service.catch_up_changed()
-        assert service.recall("walrus", 5, None).text.startswith("[1] memory")
+        assert service.begin_recall("walrus", 5, None)().text.startswith("[1] memory")
         # No log changed, but the CLI edited beside the daemon: its dropped note is indexed.
         for args in (
             ("add", "notes.md", "the otter is called Pip"),
@@ -65,7 +65,7 @@ def test_a_catch_up_for_no_event_reads_what_changed_and_the_journal(home: Home) 
                 capture_output=True,
             )
         service.catch_up_changed()
-        assert "notes.md: dropped" in service.recall("otter", 5, None).text
+        assert "notes.md: dropped" in service.begin_recall("otter", 5, None)().text
     finally:
         service.close()
 

@@ -172,14 +172,10 @@ class Service:
                 catch_up(self.indexes.index, self.home.sessions, self.names, changed=changed)
             index_dropped(self.indexes.index, self.memory.journal)
 
-    def recall(self, query: str, k: int, session: str | None) -> Labelled:
-        """The model's `recall`, answered from the index, which has the session's last turn
-        (`read_index`)."""
-        return self.begin_recall(query, k, session)()
-
     def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
-        """The part of `recall` that reads the index; what it gives waits for Honcho, if it
-        was asked, and makes the answer (call it on a thread that reads no index)."""
+        """The model's `recall`, answered from the index, which has the session's last turn
+        (`read_index`): this reads the index; what it gives waits for Honcho, if it was asked,
+        and makes the answer (the daemon calls it on a thread that reads no index)."""
 
         def begun(index: Index) -> Begun | Answered:
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
