@@ -24,6 +24,8 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+T = TypeVar("T")
+
 ARENAS = 2
 """The most malloc arenas the daemon's threads share."""
 
@@ -48,9 +50,6 @@ def few_arenas() -> bool:
 def few_threads() -> None:
     """Run at most `THREADS` requests at once (call it in the event loop, before serving)."""
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
-
-
-T = TypeVar("T")
 
 
 WAITS = 64
