@@ -68,10 +68,7 @@ class Watched:
         self.fd = self._call(self._init(_IN_NONBLOCK | _IN_CLOEXEC))
         try:
             self.root = self._watch(self.sessions, _ROOT)
-            with os.scandir(self.sessions) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        self._folder(os.fsencode(entry.name))
+            self._every_folder()
         except BaseException:
             os.close(self.fd)
             raise
@@ -112,13 +109,13 @@ class Watched:
                 if mask & _IN_Q_OVERFLOW:
                     # Events were lost, a new folder's among them maybe: watch every folder
                     # again (a folder watched already keeps its watch).
-                    self._again()
+                    self._every_folder()
                 elif wd == self.root and mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF):
                     raise OSError(errno.ENOENT, "the sessions folder was removed or moved")
                 elif wd == self.root and mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO):
                     self._folder(name)
 
-    def _again(self) -> None:
+    def _every_folder(self) -> None:
         with os.scandir(self.sessions) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
