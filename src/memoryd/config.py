@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -247,8 +248,28 @@ def _honcho(table: Any, path: Path) -> HonchoConfig:
 # Honcho's address alone: a user, password, query or fragment could hold a key, and the URL is
 # logged and kept in the sync state; the key goes in `$key_env`.
 _URL = re.compile(
-    r"https?://(?:[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?(?:/[!-~]*)?"
+    r"https?://(?P<host>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?(?:/[!-~]*)?"
 )
+
+URL_LIMIT = 2000
+"""The longest Honcho URL taken: httpx refuses a request's URL over 65,536 characters, and an
+id is up to 512 of them."""
+
+
+def _host_usable(host: str) -> bool:
+    """Whether httpx and the resolver can use `host`: an IP address written as one, or names of
+    1 to 63 characters between dots (else httpx or the IDNA codec raises on every request)."""
+    try:
+        if host.startswith("["):
+            ipaddress.IPv6Address(host[1:-1])
+            return True
+        if re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+", host):
+            ipaddress.IPv4Address(host)
+            return True
+    except ValueError:
+        return False
+    labels = host.removesuffix(".").split(".")
+    return len(host) <= 253 and all(1 <= len(label) <= 63 for label in labels)
 
 
 def _url(table: dict[str, Any], where: str) -> str:
@@ -262,13 +283,16 @@ def _url(table: dict[str, Any], where: str) -> str:
     port = found and found.group("port")
     if (
         not found
+        or len(url) > URL_LIMIT
+        or not _host_usable(found.group("host"))
         or (port and not 1 <= int(port) <= 65535)
         or any(c in url for c in "?#\\")
         or has_secret(url)
     ):
         raise ConfigError(
             f"{where}: url is an http(s) URL of Honcho alone (a host, a port, a path: no user, "
-            f"password, query or fragment), {fix}; the key goes in the variable key_env names"
+            f"password, query or fragment; at most {URL_LIMIT} characters), {fix}; the key goes "
+            "in the variable key_env names"
         )
     return url
 
