@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from memoryd.config import _url, load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
+from test_cli import memoryd
 
 # memoryd.toml: Honcho's URL.
 
@@ -78,3 +79,37 @@ def test_a_honcho_host_taken_is_one_httpx_parses_and_idna_encodes(host: str) -> 
     assert parsed.host
     # What the resolver does with a name: encode it with the IDNA codec.
     parsed.host.encode("idna")
+
+
+# memoryd.toml: a refused value is never echoed.
+
+PASTED = "Qz8r" + "T4mW2xY7"
+"""A token of no shape a secret scanner knows: only where it was put makes it one."""
+
+_ESCAPES = "\\u001b[2J\\u0085\\u2028"
+"""TOML escapes of an escape sequence, NEL and a line separator: line breaks for a reader."""
+
+_HONCHO = '[honcho]\nurl = "http://127.0.0.1:1"\nworkspace = "box"\n'
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        f'[memory.files."{PASTED}{_ESCAPES}.md"]\n',
+        f'[memory.files."notes.md"]\nkind = "{PASTED}{_ESCAPES}"\n',
+        f'[memory.files."x.md"]\nclass = "{PASTED}{_ESCAPES}"\n',
+        f'{_HONCHO}[honcho.fleet]\nworkspace = "fleet"\ntrust = "{PASTED}{_ESCAPES}"\n',
+        f'{_HONCHO}[honcho.fleet]\nworkspace = "fleet"\nclass = "{PASTED}{_ESCAPES}"\n',
+        f'{_HONCHO}[[honcho.read]]\nname = "o"\nworkspace = "o"\npeer = "o"\ntrust = "{PASTED}"\n',
+        f'{_HONCHO}[[honcho.read]]\nname = "o"\nworkspace = "o"\npeer = "{PASTED}.x"\n',
+        f'[honcho]\nurl = "http://127.0.0.1:1"\nworkspace = "{PASTED}.x"\n',
+    ],
+)
+def test_a_refused_config_value_is_not_echoed(home: Home, toml: str) -> None:
+    # Each was quoted back: a key pasted in the wrong place, or a line break that starts a
+    # line of its own in stderr and the daemon's log.
+    home.config.write_text(toml, encoding="utf-8")
+    done = memoryd("status", home=home)
+    assert done.returncode == 1 and "memoryd.toml" in done.stderr, done.stderr
+    assert PASTED not in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr

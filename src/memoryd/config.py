@@ -148,9 +148,13 @@ def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
         raise ConfigError(f'{path}: write each memory file as [memory.files."name.md"]')
     specs = {spec.name: spec for spec in DEFAULT_FILES}
     for name, table in tables.items():
-        where = f'{path}: [memory.files."{name}"]'
         if not FILE_NAME.fullmatch(name):
-            raise ConfigError(f"{where}: a memory file is named like notes.md, without a folder")
+            # Not echoed: a name that is no file name may hold a line break or a pasted key.
+            raise ConfigError(
+                f'{path}: a [memory.files."name.md"] table names no memory file: a memory file '
+                "is named like notes.md, without a folder"
+            )
+        where = f'{path}: [memory.files."{name}"]'
         if not isinstance(table, dict) or set(table) - {"kind", "budget", "class"}:
             raise ConfigError(f"{where}: the keys are kind, budget and class")
         known = specs.get(name)
@@ -159,9 +163,10 @@ def _files(memory: Any, path: Path) -> tuple[FileSpec, ...]:
             data_class = DataClass.parse(
                 table.get("class", (known.data_class if known else DataClass.PRIVATE).value)
             )
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError):
+            # The value is not quoted: a key pasted in the wrong place must not be echoed.
             raise ConfigError(
-                f'{where}: kind is "identity" or "notes", class public, private or secret ({e})'
+                f'{where}: kind is "identity" or "notes", class public, private or secret'
             ) from None
         if known is not None and kind is not known.kind:
             raise ConfigError(
@@ -344,21 +349,19 @@ def _text(table: dict[str, Any], key: str, where: str, example: str) -> str:
 def _id(table: dict[str, Any], key: str, where: str) -> str:
     value = _text(table, key, where, "boxmaker")
     if not HONCHO_ID.fullmatch(value):
-        raise ConfigError(
-            f"{where}: {key} {value!r} is not a Honcho id: letters, digits, _ and - only"
-        )
+        raise ConfigError(f"{where}: {key} is not a Honcho id: letters, digits, _ and - only")
     return value
 
 
 def _untrusted(table: dict[str, Any], default: str, where: str) -> bool:
     value = table.get("trust", default)
     if value not in ("trusted", "untrusted"):
-        raise ConfigError(f'{where}: trust is "trusted" or "untrusted", not {value!r}')
+        raise ConfigError(f'{where}: trust is "trusted" or "untrusted"')
     return bool(value == "untrusted")
 
 
 def _class(table: dict[str, Any], default: DataClass, where: str) -> DataClass:
     try:
         return DataClass.parse(table.get("class", default.value))
-    except (ValueError, TypeError) as e:
-        raise ConfigError(f"{where}: class is public, private or secret ({e})") from None
+    except (ValueError, TypeError):
+        raise ConfigError(f"{where}: class is public, private or secret") from None
