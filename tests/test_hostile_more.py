@@ -5,14 +5,23 @@ leave a secret in any byte of the home."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
 import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from logs import turn, write_log
 from memoryd.config import _url, load
-from memoryd.errors import ConfigError
+from memoryd.errors import ConfigError, HonchoError
 from memoryd.home import Home
+from memoryd.honcho.client import MAX_ANSWER, Honcho
 from test_cli import memoryd
 
 # memoryd.toml: Honcho's URL.
@@ -113,3 +122,132 @@ def test_a_refused_config_value_is_not_echoed(home: Home, toml: str) -> None:
     assert done.returncode == 1 and "memoryd.toml" in done.stderr, done.stderr
     assert PASTED not in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+# Honcho's answers: a server that answers as no Honcho does.
+
+
+class Answering(BaseHTTPRequestHandler):
+    """Answers every request with the server's `answer(handler)`."""
+
+    protocol_version = "HTTP/1.1"
+    server: Hostile
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        # OSError: the client went, as a hostile server sees it when it is cut off.
+        with contextlib.suppress(OSError):
+            self.server.answer(self)
+
+    def head(self, length: int) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(length))
+        self.end_headers()
+
+
+class Hostile(ThreadingHTTPServer):
+    """A Honcho on 127.0.0.1 answering every POST with `answer`."""
+
+    daemon_threads = True
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__(("127.0.0.1", 0), Answering)
+        self.answer = answer
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+
+@pytest.fixture
+def hostile_honcho(request: pytest.FixtureRequest) -> Iterator[Hostile]:
+    server = Hostile(request.param)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _drip(handler: Answering) -> None:
+    # A byte every 0.1 s, each well inside a read timeout: httpx never times out.
+    handler.head(10**9)
+    while True:
+        handler.wfile.write(b" ")
+        handler.wfile.flush()
+        time.sleep(0.1)
+
+
+def _nested(handler: Answering) -> None:
+    body = b"[" * 100_000 + b"]" * 100_000
+    handler.head(len(body))
+    handler.wfile.write(body)
+
+
+def _over(handler: Answering) -> None:
+    # Valid JSON, one byte over the most an answer may hold, sent at once.
+    prefix = b'[{"id": "1", "peer_id": "p", "session_id": "s", "content": "narwhal '
+    suffix = b'"}]'
+    filler = b"x" * (MAX_ANSWER + 1 - len(prefix) - len(suffix))
+    handler.head(MAX_ANSWER + 1)
+    handler.wfile.write(prefix + filler + suffix)
+
+
+def _within(call: Any, seconds: float) -> BaseException | None:
+    """What `call()` raised, failing the test when it has not ended within `seconds`."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as e:  # handed to the test to look at
+            outcome.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"the call had not ended after {seconds} s"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("hostile_honcho", [_drip], indirect=True)
+def test_an_answer_sent_a_byte_at_a_time_ends_at_the_calls_timeout(
+    hostile_honcho: Hostile,
+) -> None:
+    # httpx's timeout bounds each read: the call (a recall's thread, a sync past its
+    # deadline) was held for ever.
+    with Honcho(hostile_honcho.url, None) as honcho:
+        started = time.monotonic()
+        error = _within(lambda: honcho.search("fleet", "narwhal", limit=5, timeout=0.5), 5.0)
+        took = time.monotonic() - started
+    assert isinstance(error, HonchoError) and error.kind == "timeout", error
+    assert took < 2.0, took
+
+
+@pytest.mark.parametrize("hostile_honcho", [_nested, _over], indirect=True)
+def test_an_answer_too_deep_or_too_long_to_read_is_a_server_fault(
+    hostile_honcho: Hostile,
+) -> None:
+    # Nested past the parser: a RecursionError traceback from `memoryd sync`. Over the bound:
+    # read whole into memory and parsed (50 MB cost a recall 670 MB).
+    with Honcho(hostile_honcho.url, None) as honcho:
+        error = _within(lambda: honcho.search("fleet", "narwhal", limit=5, timeout=5), 10.0)
+    assert isinstance(error, HonchoError) and error.kind == "server", error
+
+
+@pytest.mark.parametrize("hostile_honcho", [_drip], indirect=True)
+def test_sync_ends_by_its_deadline_whatever_honcho_sends(
+    home: Home, hostile_honcho: Hostile
+) -> None:
+    write_log(home, "s1", turn("where is the narwhal", "under the ice"))
+    home.config.write_text(
+        f'[honcho]\nurl = "{hostile_honcho.url}"\nworkspace = "box"\n', encoding="utf-8"
+    )
+    started = time.monotonic()
+    done = memoryd("sync", "--deadline", "1", "--timeout", "0.5", home=home)
+    took = time.monotonic() - started
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "timeout" in done.stderr
+    assert took < 8, took

@@ -12,6 +12,8 @@ log line, and `repr(client)` does not show it.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,9 @@ from memoryd.text import parse_time
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
 PAGE_SIZE = 100  # the largest page Honcho lists
 MAX_CONTENT = 25_000  # characters of one message (Honcho refuses 25 001 with a 422)
+MAX_ANSWER = 16 * 1024 * 1024
+"""The most bytes of one answer read: a full page of 100 messages of MAX_CONTENT characters,
+4 bytes each in UTF-8, is under 10 MiB. A longer one is a server fault, not read on into memory."""
 
 
 def _path(*parts: str) -> str:
@@ -299,8 +304,13 @@ class Honcho:
     def _call(self, method: str, path: str, body: Any, timeout: float | None) -> Any:
         """One request, its failure classified; never retried here."""
         seconds = self.timeout if timeout is None else timeout
+        # httpx's timeout bounds each read, not the whole answer: one sent a byte at a time
+        # would hold the call (a recall's thread, a sync past its deadline) for ever.
+        deadline = time.monotonic() + seconds
         try:
-            response = self._http.request(method, path, json=body, timeout=seconds)
+            with self._http.stream(method, path, json=body, timeout=seconds) as response:
+                status = response.status_code
+                data = _read(response, deadline) if 200 <= status < 300 else b""
         except httpx.ConnectTimeout:
             raise HonchoError("timeout") from None
         except httpx.TimeoutException:
@@ -310,13 +320,13 @@ class Honcho:
         except httpx.TransportError:
             # The connection broke after the request went out (or while it did).
             raise HonchoError("unreachable", ambiguous=True) from None
-        status = response.status_code
         if status == 204:
             return None
         if status < 300:
             try:
-                return response.json()
-            except ValueError:
+                return json.loads(data)
+            except (ValueError, RecursionError):
+                # RecursionError: nested deeper than the parser reads.
                 raise HonchoError("server", status) from None
         raise HonchoError(_kind(status), status)
 
@@ -326,6 +336,21 @@ class Honcho:
         if not isinstance(answer, list) or not all(isinstance(raw, dict) for raw in answer):
             raise HonchoError("server", 200)
         return answer
+
+
+def _read(response: httpx.Response, deadline: float) -> bytes:
+    """The answer's body, as long as it comes by `deadline` and holds at most MAX_ANSWER
+    bytes (decoded); HonchoError `timeout` or `server` otherwise."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_ANSWER:
+            raise HonchoError("server", response.status_code)
+        if time.monotonic() > deadline:
+            raise HonchoError("timeout", ambiguous=True)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _kind(status: int) -> str:
