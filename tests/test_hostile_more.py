@@ -251,3 +251,24 @@ def test_sync_ends_by_its_deadline_whatever_honcho_sends(
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "timeout" in done.stderr
     assert took < 8, took
+
+
+@pytest.mark.parametrize("name", ["Human", "assistant", "HUMAN ", "Assistant  "])
+def test_a_source_named_as_a_chat_role_is_refused(home: Home, name: str) -> None:
+    # Taken, a source that did not answer was the answer's line `Human: unavailable`: a turn
+    # of Claude's legacy prompt, which no text of an item may start a line with.
+    home.config.write_text(
+        f'{_HONCHO}[[honcho.read]]\nname = "{name}"\nworkspace = "o"\npeer = "o"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="chat role"):
+        load(home.config)
+
+
+def test_a_source_whose_name_holds_a_role_word_is_taken(home: Home) -> None:
+    home.config.write_text(
+        f'{_HONCHO}[[honcho.read]]\nname = "Human resources"\nworkspace = "o"\npeer = "o"\n',
+        encoding="utf-8",
+    )
+    config = load(home.config)
+    assert config.honcho is not None and config.honcho.read[0].name == "Human resources"

@@ -312,6 +312,12 @@ def _read(item: Any, n: int, own: str, path: Path) -> ReadSource:
         untrusted=_untrusted(item, "trusted", where),
         data_class=_class(item, DataClass.PRIVATE, where),
     )
+    if boundary.name(f"{source.name}:") != f"{source.name}:":
+        # A source that does not answer is the line `{name}: unavailable` of the answer.
+        raise ConfigError(
+            f"{where}: `name` is a chat role (like Human or Assistant): the line saying it did "
+            "not answer would read as a turn of the conversation; give it another name"
+        )
     if source.workspace == own:
         raise ConfigError(
             f"{where} names the agent's own workspace {own!r}: recall never reads it from "
