@@ -6,6 +6,7 @@ leave a secret in any byte of the home."""
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -131,6 +132,8 @@ class Answering(BaseHTTPRequestHandler):
     """Answers every request with the server's `answer(handler)`."""
 
     protocol_version = "HTTP/1.1"
+    # An answer's head and body leave at once, not 40 ms apart (Nagle's wait for an ACK).
+    disable_nagle_algorithm = True
     server: Hostile
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -272,3 +275,19 @@ def test_a_source_whose_name_holds_a_role_word_is_taken(home: Home) -> None:
     )
     config = load(home.config)
     assert config.honcho is not None and config.honcho.read[0].name == "Human resources"
+
+
+def _endless(handler: Answering) -> None:
+    # Each page full, and always a billion pages to come.
+    item = {"id": "c", "content": "x", "observer_id": "a", "observed_id": "a", "created_at": ""}
+    body = json.dumps({"items": [item] * 100, "pages": 10**9}).encode()
+    handler.head(len(body))
+    handler.wfile.write(body)
+
+
+@pytest.mark.parametrize("hostile_honcho", [_endless], indirect=True)
+def test_a_listing_of_pages_without_end_is_a_server_fault(hostile_honcho: Hostile) -> None:
+    # Read page after page for ever (a forget's worker, and its memory, held by the server).
+    with Honcho(hostile_honcho.url, None) as honcho:
+        error = _within(lambda: honcho.list_conclusions("w", {}, timeout=5), 15.0)
+    assert isinstance(error, HonchoError) and error.kind == "server", error

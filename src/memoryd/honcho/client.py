@@ -26,6 +26,9 @@ from memoryd.text import parse_time
 
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
 PAGE_SIZE = 100  # the largest page Honcho lists
+MAX_PAGES = 1000
+"""The most pages of one listing read (100,000 items): a server that says there are more
+pages, page after page, would hold the worker for ever and fill its memory."""
 MAX_CONTENT = 25_000  # characters of one message (Honcho refuses 25 001 with a 422)
 MAX_ANSWER = 16 * 1024 * 1024
 """The most bytes of one answer read: a full page of 100 messages of MAX_CONTENT characters,
@@ -261,6 +264,8 @@ class Honcho:
             pages = answer.get("pages")
             if not isinstance(pages, int) or page >= pages:
                 return found
+            if page >= MAX_PAGES:
+                raise HonchoError("server", 200)
             page += 1
 
     def delete_conclusion(
