@@ -12,7 +12,7 @@ session is one memoryd session, its messages paired as `user` and `final` record
 question of categories 1-4 (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) is asked
 once, its text as the query, at k = 20, by:
 
-- memoryd: `Service.open(home).recall(question, 20, None)`, what a loop's `recall` runs; the
+- memoryd: `Service.open(home).begin_recall(question, 20, None)()`, what a loop's `recall` runs; the
   keys of the items it shows, in order, are read from the recall log it writes
   (`memory/recalls/YYYY-MM.jsonl`, docs/decisions.md);
 - raw: the query's terms (runs of alphanumeric characters, each once) double-quoted and joined
@@ -27,7 +27,7 @@ the figures are means over the questions, overall and per category. Evidence ids
 written, save typos that name one message unmistakably (`D:11:26`, `D8:6; D9:17`); an id naming
 no message is left out, and a question left with none is not asked. The report also counts the
 evidence messages memoryd holds no item for (a session's last message, when it has no final,
-is not indexed). Latency is each question's time in `Service.recall` (its rendering and its log
+is not indexed). Latency is each question's time in `begin_recall` (its rendering and its log
 line included) and in the raw query, which of the two runs first alternating by question; the
 report gives the medians.
 
@@ -166,7 +166,7 @@ class Stemmed:
 def memoryd_recall(service: Service, recalls: RecallLog, query: str) -> list[str]:
     """The keys of the items memoryd's `recall` shows for the query, in order."""
     try:
-        service.recall(query, K, None)
+        service.begin_recall(query, K, None)()
     except RecallError:
         return []  # refused (no word to search for): nothing shown, nothing logged
     logged = recalls.new()
@@ -344,7 +344,7 @@ def report(found: dict[str, Any], command: str, seconds: float) -> str:
         f"target: memoryd R@5 >= {target['R@5']:.2f}: {share(target['memoryd'])} "
         f"{'PASS' if target['pass'] else 'FAIL'}",
         "",
-        f"Median latency per question: memoryd {ms(latency['memoryd'])} ms (`Service.recall`, "
+        f"Median latency per question: memoryd {ms(latency['memoryd'])} ms (`begin_recall`, "
         f"its rendering and log line included), raw {ms(latency['raw'])} ms.",
         f"Evidence messages memoryd holds as items: {cover['held']} of {cover['messages']}; "
         f"missing, as the last of a session of an odd number of messages (a turn with no "

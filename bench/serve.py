@@ -4,7 +4,7 @@ was before issue 12's footprint.
 A home of `--items` items (`corpus.build_home`, cached) is served by a real `memoryd serve`
 subprocess on a fresh home whose `sessions/` is a hard-linked copy of the cached logs (memoryd
 refuses a `sessions/` that is a symbolic link) and whose index is a copy of the cached one. The
-queries are `queries.make`'s (deterministic). In-process: `Service.recall` on one thread, each
+queries are `queries.make`'s (deterministic). In-process: `Service.begin_recall` on one thread, each
 call timed. Through the socket: 1, 4 and 16 client threads, each with its own httpx client over
 the Unix socket, each request timed from send to parsed answer; after each, the daemon's
 resident memory (VmRSS) and its peak so far (VmHWM). Two daemons taking turns `--rounds` times
@@ -66,12 +66,12 @@ def percentile(times: list[float], p: float) -> float:
 
 
 def in_process(service: Service, texts: list[str], passes: int) -> list[float]:
-    """Each query's time through `Service.recall`, the daemon's own call."""
+    """Each query's time through `Service.begin_recall`, the daemon's own call."""
     found = []
     for _ in range(passes):
         for text in texts:
             started = time.perf_counter()
-            service.recall(text, 5, "bench")
+            service.begin_recall(text, 5, "bench")()
             found.append(time.perf_counter() - started)
     return found
 
