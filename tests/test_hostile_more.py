@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.config import _url, load
 from memoryd.errors import ConfigError, HonchoError
@@ -166,7 +167,7 @@ class Hostile(ThreadingHTTPServer):
 @pytest.fixture
 def hostile_honcho(request: pytest.FixtureRequest) -> Iterator[Hostile]:
     server = Hostile(request.param)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield server
     server.shutdown()
@@ -291,3 +292,32 @@ def test_a_listing_of_pages_without_end_is_a_server_fault(hostile_honcho: Hostil
     with Honcho(hostile_honcho.url, None) as honcho:
         error = _within(lambda: honcho.list_conclusions("w", {}, timeout=5), 15.0)
     assert isinstance(error, HonchoError) and error.kind == "server", error
+
+
+class Counting(httpx.HTTPTransport):
+    """httpx's own transport, counting the connections it opens (httpcore's trace)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connects = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.extensions["trace"] = self._trace
+        return super().handle_request(request)
+
+    def _trace(self, name: str, info: dict[str, Any]) -> None:
+        if name == "connection.connect_tcp.complete":
+            self.connects += 1
+
+
+def test_an_answer_of_an_error_status_keeps_its_connection(fake: FakeHoncho) -> None:
+    # Read as a stream, an error's body left unread closed the connection: each recall of a
+    # fleet workspace not made yet (404) connected again.
+    fake.behave("fleet", "missing")
+    counting = Counting()
+    with Honcho(fake.url, None, transport=counting) as honcho:
+        for _ in range(3):
+            with pytest.raises(HonchoError) as missing:
+                honcho.search("fleet", "narwhal", limit=5, timeout=5)
+            assert missing.value.kind == "missing"
+    assert counting.connects == 1

@@ -315,7 +315,9 @@ class Honcho:
         try:
             with self._http.stream(method, path, json=body, timeout=seconds) as response:
                 status = response.status_code
-                data = _read(response, deadline) if 200 <= status < 300 else b""
+                # An error's body is read too (and dropped): a connection left mid-answer is
+                # closed, not kept for the next call.
+                data = _read(response, deadline)
         except httpx.ConnectTimeout:
             raise HonchoError("timeout") from None
         except httpx.TimeoutException:
