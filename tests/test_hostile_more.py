@@ -198,6 +198,14 @@ def _over(handler: Answering) -> None:
     handler.wfile.write(prefix + filler + suffix)
 
 
+def _long_result(handler: Answering) -> None:
+    # One result of a megabyte: more than any one message of Honcho's can be.
+    item = {"id": "1", "peer_id": "p", "session_id": "s", "content": "narwhal " * 130_000}
+    body = json.dumps([item]).encode()
+    handler.head(len(body))
+    handler.wfile.write(body)
+
+
 def _within(call: Any, seconds: float) -> BaseException | None:
     """What `call()` raised, failing the test when it has not ended within `seconds`."""
     outcome: list[BaseException | None] = []
@@ -239,6 +247,22 @@ def test_an_answer_too_deep_or_too_long_to_read_is_a_server_fault(
     with Honcho(hostile_honcho.url, None) as honcho:
         error = _within(lambda: honcho.search("fleet", "narwhal", limit=5, timeout=5), 10.0)
     assert isinstance(error, HonchoError) and error.kind == "server", error
+
+
+@pytest.mark.parametrize("hostile_honcho", [_long_result], indirect=True)
+def test_a_search_answer_longer_than_the_results_asked_for_is_a_server_fault(
+    hostile_honcho: Hostile,
+) -> None:
+    # A recall's answer was read up to 16 MiB: 16 recalls at once held 400 MB.
+    with Honcho(hostile_honcho.url, None) as honcho:
+        for call in (
+            lambda: honcho.search("fleet", "narwhal", limit=1, timeout=5),
+            lambda: honcho.query_conclusions(
+                "o", "narwhal", observer="o", observed="o", top_k=1, timeout=5
+            ),
+        ):
+            error = _within(call, 10.0)
+            assert isinstance(error, HonchoError) and error.kind == "server", error
 
 
 @pytest.mark.parametrize("hostile_honcho", [_drip], indirect=True)

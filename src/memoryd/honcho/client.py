@@ -30,9 +30,12 @@ MAX_PAGES = 1000
 """The most pages of one listing read (100,000 items): a server that says there are more
 pages, page after page, would hold the worker for ever and fill its memory."""
 MAX_CONTENT = 25_000  # characters of one message (Honcho refuses 25 001 with a 422)
-MAX_ANSWER = 16 * 1024 * 1024
-"""The most bytes of one answer read: a full page of 100 messages of MAX_CONTENT characters,
-4 bytes each in UTF-8, is under 10 MiB. A longer one is a server fault, not read on into memory."""
+ONE_RESULT = 320 * 1024
+"""The most bytes an answer may spend on each message or conclusion it was asked for:
+MAX_CONTENT characters outside the BMP written as two `\\uXXXX` (12 bytes each), and the
+other fields. A longer answer is a server fault, not read on into memory."""
+MAX_ANSWER = PAGE_SIZE * ONE_RESULT
+"""The most bytes of any one answer: a full page of a listing (32 MiB)."""
 
 
 def _path(*parts: str) -> str:
@@ -284,7 +287,7 @@ class Honcho:
     ) -> list[Message]:
         """Honcho's workspace message search (no relevance cutoff: filter the results)."""
         body = {"query": query, "limit": limit}
-        answer = self._call("POST", _path(workspace, "search"), body, timeout)
+        answer = self._call("POST", _path(workspace, "search"), body, timeout, limit * ONE_RESULT)
         return [Message.of(raw) for raw in self._list(answer)]
 
     def query_conclusions(
@@ -303,11 +306,15 @@ class Honcho:
             "top_k": top_k,
             "filters": {"observer_id": observer, "observed_id": observed},
         }
-        answer = self._call("POST", _path(workspace, "conclusions", "query"), body, timeout)
+        path = _path(workspace, "conclusions", "query")
+        answer = self._call("POST", path, body, timeout, top_k * ONE_RESULT)
         return [Conclusion.of(raw) for raw in self._list(answer)]
 
-    def _call(self, method: str, path: str, body: Any, timeout: float | None) -> Any:
-        """One request, its failure classified; never retried here."""
+    def _call(
+        self, method: str, path: str, body: Any, timeout: float | None, most: int = MAX_ANSWER
+    ) -> Any:
+        """One request, its failure classified, its answer at most `most` bytes; never retried
+        here."""
         seconds = self.timeout if timeout is None else timeout
         # httpx's timeout bounds each read, not the whole answer: one sent a byte at a time
         # would hold the call (a recall's thread, a sync past its deadline) for ever.
@@ -317,7 +324,7 @@ class Honcho:
                 status = response.status_code
                 # An error's body is read too (and dropped): a connection left mid-answer is
                 # closed, not kept for the next call.
-                data = _read(response, deadline)
+                data = _read(response, deadline, most)
         except httpx.ConnectTimeout:
             raise HonchoError("timeout") from None
         except httpx.TimeoutException:
@@ -345,14 +352,14 @@ class Honcho:
         return answer
 
 
-def _read(response: httpx.Response, deadline: float) -> bytes:
-    """The answer's body, as long as it comes by `deadline` and holds at most MAX_ANSWER
-    bytes (decoded); HonchoError `timeout` or `server` otherwise."""
+def _read(response: httpx.Response, deadline: float, most: int) -> bytes:
+    """The answer's body, as long as it comes by `deadline` and holds at most `most` bytes
+    (decoded); HonchoError `timeout` or `server` otherwise."""
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_ANSWER:
+        if size > most:
             raise HonchoError("server", response.status_code)
         if time.monotonic() > deadline:
             raise HonchoError("timeout", ambiguous=True)
