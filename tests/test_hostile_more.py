@@ -183,6 +183,15 @@ def _drip(handler: Answering) -> None:
         time.sleep(0.1)
 
 
+def _head_drip(handler: Answering) -> None:
+    # The head itself a byte every 0.1 s: the answer never starts.
+    handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+    while True:
+        handler.wfile.write(b"X")
+        handler.wfile.flush()
+        time.sleep(0.1)
+
+
 def _nested(handler: Answering) -> None:
     body = b"[" * 100_000 + b"]" * 100_000
     handler.head(len(body))
@@ -224,7 +233,7 @@ def _within(call: Any, seconds: float) -> BaseException | None:
     return outcome[0]
 
 
-@pytest.mark.parametrize("hostile_honcho", [_drip], indirect=True)
+@pytest.mark.parametrize("hostile_honcho", [_drip, _head_drip], indirect=True)
 def test_an_answer_sent_a_byte_at_a_time_ends_at_the_calls_timeout(
     hostile_honcho: Hostile,
 ) -> None:
@@ -265,7 +274,7 @@ def test_a_search_answer_longer_than_the_results_asked_for_is_a_server_fault(
             assert isinstance(error, HonchoError) and error.kind == "server", error
 
 
-@pytest.mark.parametrize("hostile_honcho", [_drip], indirect=True)
+@pytest.mark.parametrize("hostile_honcho", [_drip, _head_drip], indirect=True)
 def test_sync_ends_by_its_deadline_whatever_honcho_sends(
     home: Home, hostile_honcho: Hostile
 ) -> None:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from memoryd.errors import HonchoError
+from memoryd.honcho import deadline
 from memoryd.text import parse_time
 
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
@@ -163,7 +164,10 @@ class Honcho:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._http = httpx.Client(
-            base_url=f"{self.url}/v3", headers=headers, transport=transport, trust_env=False
+            base_url=f"{self.url}/v3",
+            headers=headers,
+            transport=transport or deadline.Transport(),
+            trust_env=False,
         )
 
     def __repr__(self) -> str:
@@ -318,13 +322,16 @@ class Honcho:
         seconds = self.timeout if timeout is None else timeout
         # httpx's timeout bounds each read, not the whole answer: one sent a byte at a time
         # would hold the call (a recall's thread, a sync past its deadline) for ever.
-        deadline = time.monotonic() + seconds
+        ends = time.monotonic() + seconds
         try:
-            with self._http.stream(method, path, json=body, timeout=seconds) as response:
+            with (
+                deadline.until(ends),
+                self._http.stream(method, path, json=body, timeout=seconds) as response,
+            ):
                 status = response.status_code
                 # An error's body is read too (and dropped): a connection left mid-answer is
                 # closed, not kept for the next call.
-                data = _read(response, deadline, most)
+                data = _read(response, ends, most)
         except httpx.ConnectTimeout:
             raise HonchoError("timeout") from None
         except httpx.TimeoutException:
