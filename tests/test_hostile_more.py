@@ -124,6 +124,9 @@ def test_a_refused_config_value_is_not_echoed(home: Home, toml: str) -> None:
     assert done.returncode == 1 and "memoryd.toml" in done.stderr, done.stderr
     assert PASTED not in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
+    for path in home.root.rglob("*"):
+        if path.is_file() and path != home.config:
+            assert PASTED.encode() not in path.read_bytes(), path
 
 
 # Honcho's answers: a server that answers as no Honcho does.
