@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -357,3 +359,28 @@ def test_an_answer_of_an_error_status_keeps_its_connection(fake: FakeHoncho) -> 
                 honcho.search("fleet", "narwhal", limit=5, timeout=5)
             assert missing.value.kind == "missing"
     assert counting.connects == 1
+
+
+# memoryd.toml: something other than a file of a few lines in its place.
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _sparse(path: Path) -> None:
+    with path.open("wb") as file:
+        file.truncate(3 * 1024**3)
+
+
+@pytest.mark.parametrize("make", [_fifo, _folder, _sparse])
+def test_a_config_that_is_no_file_of_a_few_lines_is_refused_at_once(home: Home, make: Any) -> None:
+    # A FIFO held every command for ever; 3 GB of holes took 32 s and 6 GB of memory.
+    make(home.config)
+    error = _within(lambda: load(home.config), 5.0)
+    assert isinstance(error, ConfigError), error
+    assert "not a file" in str(error) or "over 1,048,576 bytes" in str(error)

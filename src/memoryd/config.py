@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,10 +101,31 @@ def _name(raw: dict[str, Any], key: str, default: str, path: Path) -> str:
     return _text(raw, key, str(path), default) if key in raw else default
 
 
+CONFIG_LIMIT = 1024 * 1024
+"""The most bytes of memoryd.toml read: a config is a few lines."""
+
+
+def _config_text(path: Path) -> str:
+    """The config's text: a regular file of at most CONFIG_LIMIT bytes. A FIFO there would hold
+    every command, and a sparse file of gigabytes fill its memory."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path} is not a file (a folder, FIFO or device): make it one")
+        data = b""
+        while len(data) <= CONFIG_LIMIT and (chunk := os.read(fd, CONFIG_LIMIT + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > CONFIG_LIMIT:
+        raise ConfigError(f"{path} is over {CONFIG_LIMIT:,} bytes: fix it or remove it")
+    return data.decode("utf-8")
+
+
 def load(path: Path) -> Config:
     """The config at `path`; the defaults when it does not exist."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(_config_text(path))
     except FileNotFoundError:
         return Config()
     except (OSError, UnicodeDecodeError) as e:
