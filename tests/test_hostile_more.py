@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.config import _url, load
-from memoryd.errors import ConfigError, HonchoError
-from memoryd.home import Home
+from memoryd.errors import ConfigError, HomeError, HonchoError
+from memoryd.home import Home, open_private
 from memoryd.honcho.client import MAX_ANSWER, Honcho
+from memoryd.serve.token import token, token_path
 from test_cli import memoryd
 
 # memoryd.toml: Honcho's URL.
@@ -384,3 +385,47 @@ def test_a_config_that_is_no_file_of_a_few_lines_is_refused_at_once(home: Home, 
     error = _within(lambda: load(home.config), 5.0)
     assert isinstance(error, ConfigError), error
     assert "not a file" in str(error) or "over 1,048,576 bytes" in str(error)
+
+
+# memoryd's own files: a FIFO, or a file of gigabytes, in their place.
+
+
+@pytest.mark.parametrize("flags", [os.O_RDONLY, os.O_RDWR, os.O_WRONLY | os.O_APPEND])
+def test_a_fifo_in_the_place_of_a_home_file_is_refused_at_once(home: Home, flags: int) -> None:
+    # Its open waited for a writer (or a reader) for ever: a FIFO in the place of notes.md, the
+    # journal or this month's recall log held every command, and the daemon, for good.
+    fifo = home.memory / "notes.md"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    error = _within(lambda: open_private(fifo, flags), 5.0)
+    assert isinstance(error, HomeError) and "not a regular file" in str(error), error
+
+
+def test_a_command_beside_a_fifo_for_a_memory_file_says_so(home: Home) -> None:
+    home.memory.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(home.memory / "notes.md")
+    done = memoryd("block", home=home)
+    assert done.returncode == 1 and "notes.md is not a regular file" in done.stderr, done.stderr
+
+
+def test_a_file_opened_not_blocking_is_read_and_written_as_before(home: Home) -> None:
+    path = home.root / "kept"
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)
+    try:
+        assert os.get_blocking(fd)
+        os.write(fd, b"kept")
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"kept"
+
+
+@pytest.mark.parametrize("make", [_fifo, _sparse])
+def test_a_token_file_that_is_no_token_is_refused_at_once(
+    home: Home, make: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A FIFO held `serve --listen` at its start for ever; 3 GB of holes were read whole.
+    monkeypatch.delenv("MEMORYD_TOKEN", raising=False)
+    make(token_path(home))
+    os.chmod(token_path(home), 0o600)
+    error = _within(lambda: token(home), 5.0)
+    assert isinstance(error, HomeError), error

@@ -131,20 +131,27 @@ def open_private(path: Path, flags: int) -> int:
     """`os.open` for a file memoryd keeps in the home: never through a symbolic link, created
     0600 whatever the umask, refused unless it is a regular file of ours, and tightened to 0600
     when a group or others had any access to it. HomeError names a link or a foreign file."""
+    not_regular = f"{path} is not a regular file: remove it, memoryd makes it again"
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+        # Not blocking: a FIFO in a file's place would hold the open for ever, waiting for a
+        # writer (or a reader); it is refused below, and a file is made blocking again.
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise HomeError(link_message(path)) from None
+        if e.errno == errno.ENXIO:  # a FIFO no one reads, opened to write
+            raise HomeError(not_regular) from None
         raise
     try:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
-            raise HomeError(f"{path} is not a regular file: remove it, memoryd makes it again")
+            raise HomeError(not_regular)
         if found.st_uid != os.geteuid():
             raise HomeError(_owner_message(path, found.st_uid))
         if found.st_mode & 0o077:
             os.fchmod(fd, FILE_MODE)
+        if not flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

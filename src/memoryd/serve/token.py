@@ -13,6 +13,9 @@ from pathlib import Path
 from memoryd.errors import HomeError
 from memoryd.home import Home, link_message, open_private
 
+TOKEN_LIMIT = 4096
+"""The most characters of a kept token file read."""
+
 
 def token_path(home: Home) -> Path:
     """Where the TCP token is kept when `$MEMORYD_TOKEN` is not set."""
@@ -48,7 +51,8 @@ def _kept_token(path: Path) -> str:
     # Trusted only when it is ours and nobody else could read or change it: whoever planted
     # or read it could call the daemon.
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Not blocking: a FIFO in its place would hold the start for ever (refused below).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise HomeError(link_message(path)) from None
@@ -69,4 +73,8 @@ def _kept_token(path: Path) -> str:
                 f"read or change it; remove it (rm {quoted}) and memoryd makes a new one, or, "
                 f"if nobody else could have, chmod 600 {quoted}"
             )
-        return f.read().strip()
+        # A token is 43 characters: a file of gigabytes there is not read into memory.
+        kept = f.read(TOKEN_LIMIT + 1)
+        if len(kept) > TOKEN_LIMIT:
+            raise HomeError(f"{path} holds more than a token: remove it and memoryd makes one")
+        return kept.strip()
