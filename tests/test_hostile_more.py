@@ -429,3 +429,14 @@ def test_a_token_file_that_is_no_token_is_refused_at_once(
     os.chmod(token_path(home), 0o600)
     error = _within(lambda: token(home), 5.0)
     assert isinstance(error, HomeError), error
+
+
+def test_a_memory_file_of_gigabytes_is_refused_not_read(home: Home) -> None:
+    # 2 GB of holes in notes.md: the block took over a minute and 11 GB of memory.
+    assert memoryd("memory", "add", "notes.md", "the kayak is green", home=home).returncode == 0
+    with (home.memory / "notes.md").open("r+b") as file:
+        file.truncate(2 * 1024**3)
+    started = time.monotonic()
+    done = memoryd("block", home=home)
+    assert done.returncode == 1 and "over 4,194,304 bytes" in done.stderr, done.stderr
+    assert time.monotonic() - started < 10

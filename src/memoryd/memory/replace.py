@@ -11,16 +11,28 @@ from pathlib import Path
 from memoryd.errors import NO_SPACE, HomeError, JournalError, JournalFullError, disk_problem
 from memoryd.home import link_message, make_folder, open_private
 
+FILE_LIMIT = 4 * 1024 * 1024
+"""The most bytes of a memory file read: ten times the largest budget (100,000 characters of 4
+bytes each). A file of gigabytes (a sparse one made by hand) took every command minutes and
+gigabytes of memory."""
+
 
 def read_file(path: Path) -> bytes:
-    """A memory file's bytes; none when it does not exist."""
+    """A memory file's bytes; none when it does not exist. JournalError when it is longer than
+    any memory file can be."""
     try:
         with os.fdopen(open_private(path, os.O_RDONLY), "rb") as f:
-            return f.read()
+            content = f.read(FILE_LIMIT + 1)
     except FileNotFoundError:
         return b""
     except OSError as e:
         raise JournalError(f"cannot read the memory file {path}: {e}") from e
+    if len(content) > FILE_LIMIT:
+        raise JournalError(
+            f"the memory file {path} is over {FILE_LIMIT:,} bytes, far more than its budget: "
+            "cut it down by hand, or move it away"
+        )
+    return content
 
 
 def fsync_folder(folder: Path) -> None:
