@@ -1,5 +1,6 @@
 """The best rows of each common term, kept ordered at index time: a one-word recall of a common
-word reads a few hundred rows instead of ranking the word's whole doclist.
+word reads a few hundred rows instead of ranking the word's whole doclist, and the some-term
+part of a search merges its words' best rows (`merged`).
 
 For one term, FTS5's bm25 is the term's idf (the same for every row) times a strength that
 depends only on the row's count of the term (`tf`) and its length, through the items' mean
@@ -30,9 +31,11 @@ from typing import TypeVar
 
 from memoryd.relevance import K1, B, idf
 
-THRESHOLD = 1_000
-"""A term held by this many items has its best rows kept (FTS5 ranks fewer in about a ms; 1.1
-to 2.5 ms for 1,000 to 2,000, which a search looks for whenever one such word is left alone)."""
+THRESHOLD = 200
+"""A term held by this many items has its best rows kept: FTS5 ranks a term held by fewer in
+about 0.2 ms (1.1 to 2.5 ms for 1,000 to 2,000). The some-term part of a search merges its
+words' best rows (`merged`), and its words are held by at most 1% of the items or 1,000
+(`search.rarer`): kept from 1,000, no such word had them at 100k items."""
 
 KEPT = 200
 """The rows a table is built with, and cut back to."""
@@ -104,6 +107,14 @@ def best(
 ) -> list[int] | None:
     """The row ids of the `limit` best items holding the stem `term` (of `classes`, when
     given), in FTS5's bm25 order (ties by row id); None when the kept rows cannot tell."""
+    found = scored(conn, term, limit, classes)
+    return None if found is None else [i for i, _ in found]
+
+
+def scored(
+    conn: sqlite3.Connection, term: str, limit: int, classes: tuple[str, ...] | None = None
+) -> list[tuple[int, float]] | None:
+    """`best`, each row id with its bm25 score for the term (FTS5's double, not negated)."""
     kept = conn.execute(
         "SELECT average, bound FROM common_terms WHERE term = ?", (term,)
     ).fetchone()
@@ -139,11 +150,11 @@ def best(
         ).fetchall()
     if len(rows) < limit:
         return None
-    scored = [(float(s), i) for i, s in rows]
     left_out = bound * max(1.0, now / then) * (1.0 + MARGIN)
-    if scored[-1][0] <= left_out:
+    if float(rows[-1][1]) <= left_out:
         return None
-    return [i for _, i in scored]
+    # FTS5's score of a row holding one term of its expression: 0 plus the idf times strength.
+    return [(i, weight * float(s)) for i, s in rows]
 
 
 def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:

@@ -229,6 +229,18 @@ class Index:
                     ).fetchall()
         return [Hit(row[0], Item(*row[1:])) for row in rows]
 
+    def scores(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, float]]:
+        """The row ids of the `limit` best items for an FTS5 expression, as `search` ranks them,
+        each with its bm25 score (FTS5's, not negated)."""
+        with translated(self.path):
+            if classes is None:
+                rows = self.conn.execute(SCORES_SQL, (match, limit)).fetchall()
+            else:
+                rows = self.conn.execute(
+                    SCORES_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit)
+                ).fetchall()
+        return [(i, -rank) for i, rank in rows]
+
     def best_of(self, term: str, limit: int, classes: Classes = None) -> list[Hit] | None:
         """The `limit` best items for one term, as `search` ranks them, from the best rows kept
         for each common term (`common`); None when those cannot tell."""
@@ -246,6 +258,23 @@ class Index:
                 if began:
                     rollback(self.conn)
         return None if ids is None else [found[i] for i in ids]
+
+    def scores_of(
+        self, term: str, limit: int, classes: Classes = None
+    ) -> list[tuple[int, float]] | None:
+        """`best_of`'s row ids, each with its bm25 score for the term (FTS5's, not negated)."""
+        if not self._keeps:
+            return None
+        began = not self.conn.in_transaction
+        with translated(self.path):
+            # One snapshot: the kept rows and the counts they are scored with read together.
+            if began:
+                self.conn.execute("BEGIN")
+            try:
+                return common.scored(self.conn, stem(fold(term)), limit, classes)
+            finally:
+                if began:
+                    rollback(self.conn)
 
     def matching(self, match: str, limit: int, classes: Classes = None) -> list[int]:
         """The row ids of at most `limit` items an FTS5 expression matches, unranked."""
@@ -365,6 +394,13 @@ FROM (
 ) AS top
 JOIN items ON items.id = top.rowid
 ORDER BY top.rank
+"""
+
+SCORES_SQL = "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?"
+
+SCORES_OF_CLASSES_SQL = """
+SELECT f.rowid, f.rank FROM items_fts AS f JOIN items ON items.id = f.rowid
+WHERE items_fts MATCH ? AND items.class IN ({}) ORDER BY f.rank LIMIT ?
 """
 
 # With a class ceiling the rows left out must not take the top's places: every match is ranked.

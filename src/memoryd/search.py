@@ -1,7 +1,8 @@
 """The search behind `recall`: the model's query as quoted terms, ranked by bm25 in parts.
 
 The query reaches SQLite only as terms (runs of alphanumeric characters), each double-quoted, so
-no FTS5 operator the model writes is ever parsed; the only operators are the ones built here.
+no FTS5 operator the model writes is ever parsed; the only operators are the ones built here
+(`expressions`).
 
 1. The items holding every term, by bm25.
 2. If fewer than `DEPTH` did, with three terms or more, the items holding all of them but one (a
@@ -22,17 +23,20 @@ FTS5's own `bm25()` first counts every row holding each term of its expression (
 the first part, whose expression holds the common words too, would pay for a scan of each one's
 doclist even when three rows hold every term. Those rows, and the second part's, are therefore
 read and scored here (`relevance.bm25`, with the document counts the index keeps) when that
-costs less (`Costs`); the third part's terms are rare by construction, and FTS5 ranks it. A
-part asking for one word reads that word's best rows kept in order (`common`) instead; a part
-matching no more rows than it looks for reads them all, unranked.
+costs less (`Costs`). The third part's terms are not common (`rarer`), and its best are merged
+from each term's own best (`merged`) when one of them has its best rows kept (`common`): FTS5
+then does not score every row holding one. A part asking for one word reads that word's best
+rows kept in order instead; a part matching no more rows than it looks for reads them all,
+unranked.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memoryd import merged
+from memoryd.expressions import either, every, some
 from memoryd.index import Classes, Hit, Index
 from memoryd.labels import DataClass
 from memoryd.ranking import Query, Scored, core, neighbours, ranked, score
@@ -88,21 +92,6 @@ def terms(query: str) -> list[str]:
             found.setdefault(term.casefold(), term)
             run = []
     return list(found.values())
-
-
-def quoted(term: str) -> str:
-    """A term as an FTS5 string: double-quoted (a term holds no quote to escape)."""
-    return f'"{term}"'
-
-
-def every(terms: Iterable[str]) -> str:
-    """The FTS5 expression matching the items that hold every term."""
-    return " AND ".join(quoted(t) for t in terms)
-
-
-def some(terms: Iterable[str]) -> str:
-    """The FTS5 expression matching the items that hold any of the terms."""
-    return " OR ".join(quoted(t) for t in terms)
 
 
 def rarer(
@@ -252,11 +241,6 @@ def only_common(words: list[str], uncommon: list[str]) -> list[str]:
     return common if len(words) >= 3 and few and len(common) >= 2 else []
 
 
-def either(lists: list[list[str]]) -> str:
-    """The FTS5 expression matching the items that hold every word of one of the lists."""
-    return " OR ".join(f"({every(words)})" for words in lists)
-
-
 def most_of(words: list[str], kept: list[str]) -> tuple[str, list[str]]:
     """The FTS5 expression matching the items that hold all of `words` but one, and the words
     it reads; empty when there is nothing to look for. Of five words or more, only the kept
@@ -382,4 +366,12 @@ def some_of(
         new = [i for i in ids if i not in seen]
         if len(ids) <= k + len(seen) and len(new) <= k:
             return index.hits(new) if new else []
+    # Several words: FTS5's best of their OR, merged from each word's own best (`merged`).
+    top = (
+        merged.some_best(index, kept, documents, k + len(seen), classes) if len(kept) > 1 else None
+    )
+    if top is not None:
+        new = [i for i in top if i not in seen][:k]
+        found = {hit.id: hit for hit in index.hits(new)} if new else {}
+        return [found[i] for i in new]
     return _ranked_by_fts5(index, some(kept), k, seen, classes)

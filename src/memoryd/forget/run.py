@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memoryd.errors import ForgetError, LockError, RecallError
+from memoryd.expressions import every
 from memoryd.forget import entries, logs, purge, recalls, record
 from memoryd.forget.targets import Dropped, Target, parse, parse_all
 from memoryd.home import Home, make_folder
@@ -32,7 +33,6 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
 from memoryd.records import Role
-from memoryd.search import every
 from memoryd.secrets import redact
 from memoryd.text import header, item, snippet
 
