@@ -18,7 +18,6 @@ from memoryd.search import (
     COSTS,
     DEPTH,
     Costs,
-    Weights,
     every,
     most_of,
     ranked_rows,
@@ -29,6 +28,7 @@ from memoryd.search import (
 )
 from memoryd.search import FUNCTION as FUNCTION_WEIGHT
 from memoryd.stopwords import content
+from memoryd.weights import Weights
 
 AT = "2026-09-28T23:19:00Z"
 WORDS = [f"w{n}" for n in range(40)]

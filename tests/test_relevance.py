@@ -12,8 +12,9 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.relevance import FOUND_FROM, LONG, bm25, fold, idf, starting, stems, tokens
-from memoryd.search import Costs, Weights, every, every_term, search, some, terms
+from memoryd.search import Costs, every, every_term, search, some, terms
 from memoryd.stems import stem
+from memoryd.weights import Weights
 
 WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉCOLE", "x1", "42"]
 

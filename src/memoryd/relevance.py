@@ -42,12 +42,12 @@ def tokens(text: str) -> list[str]:
 # in C (`str.split`), where `TOKEN.findall` runs the regex engine over every character. The
 # bytes are translated (a table lookup per byte; `str.translate` looks each character up in a
 # dict, and took as long as the split).
-_ASCII_SPACES = bytes(c if c < 128 and chr(c).isalnum() else ord(" ") for c in range(256))
+ASCII_SPACES = bytes(c if c < 128 and chr(c).isalnum() else ord(" ") for c in range(256))
 
 
 def _split(folded: str) -> list[str]:
     if folded.isascii():
-        return folded.encode().translate(_ASCII_SPACES).decode().split()
+        return folded.encode().translate(ASCII_SPACES).decode().split()
     return TOKEN.findall(folded)
 
 
@@ -100,7 +100,7 @@ def _ascii_starting(folded: str, starts: tuple[str, ...]) -> list[str]:
     # Each character that is no token's made a space, a token starts right after a space: a
     # start is looked for after one (`str.find`, in C), so only the tokens asked for are made
     # (a start of one letter finds the tokens it begins, not each place of that letter).
-    spaced = " " + folded.encode().translate(_ASCII_SPACES).decode()
+    spaced = " " + folded.encode().translate(ASCII_SPACES).decode()
     found: dict[int, str] = {}
     for start in starts:
         mark = " " + start

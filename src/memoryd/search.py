@@ -32,16 +32,17 @@ unranked.
 
 from __future__ import annotations
 
-import functools
+import bisect
 from dataclasses import dataclass
 
 from memoryd import merged
 from memoryd.expressions import either, every, some
 from memoryd.index import Classes, Hit, Index
 from memoryd.labels import DataClass
-from memoryd.ranking import Query, Scored, core, neighbours, ranked, score
-from memoryd.relevance import bm25, counted, fold, idf, tokens
+from memoryd.ranking import Query, Scored, neighbours, ranked, score
+from memoryd.relevance import fold, idf, tokens
 from memoryd.stopwords import content
+from memoryd.weights import Weights
 
 COMMON_SHARE = 0.01
 """A term held by more than this share of the items is common (and by more than the floor)."""
@@ -67,13 +68,17 @@ the rows)."""
 class Costs:
     """When reading rows here beats FTS5's ranking.
 
-    Reading one row here (its text by its row id, its terms counted and scored) takes about as
-    long as FTS5 takes to read `postings_per_row` postings of its terms' doclists, which it does
-    for every term to count them (the idf), and to score about 7 rows (measured at 100k and 1M
-    items, when the rows were read through `highlight()`). At most `scored` rows are read.
+    Reading one row here (its text by its row id, bounded, and counted and scored when its
+    bound could place it: `best_rows`) takes about as long as FTS5 takes to read
+    `postings_per_row` postings of its expression's doclists, which it does for each phrase to
+    count them (the idf), and to score a few rows: measured on each expression the bench's 3-
+    and 8-word queries read at 100k items, reading here won from about 100 postings a row
+    (FTS5 reads about 25 ns a posting and scores 1.5 us a row; here 2 to 6 us a row, more for
+    long texts), and 130 kept the ANDs of function words whose rows are long texts in FTS5.
+    At most `scored` rows are read.
     """
 
-    postings_per_row: int = 250
+    postings_per_row: int = 130
     scored: int = 2_000
 
 
@@ -104,24 +109,6 @@ def rarer(
     by_rarity = sorted(documents, key=lambda term: documents[term])
     kept = [term for term in by_rarity if documents[term] <= max(share * items, floor)]
     return kept or by_rarity[:1]
-
-
-@dataclass(frozen=True)
-class Weights:
-    """What scoring a row needs: each term's idf and the items' mean length in tokens."""
-
-    idf: dict[str, float]
-    average: float
-
-    @functools.cached_property
-    def cores(self) -> tuple[str, ...]:
-        """A part of each weighed stem that every token stemming to it starts with."""
-        return tuple(dict.fromkeys(core(s) for s in self.idf))
-
-    def score(self, text: str, length: int) -> float:
-        """The bm25 score of a row, from its text and its length in tokens (FTS5's, so the same
-        score as FTS5's bm25)."""
-        return bm25(counted(fold(text), self.idf, self.cores), length, self.idf, self.average)
 
 
 def search(
@@ -186,9 +173,9 @@ def search(
         # `rarer` keeps the rarest word when every word is common: not here, where an AND of
         # common words would be ranked by reading their whole doclists.
         uncommon = [w for w in kept if documents[w] <= max(COMMON_SHARE * items, floor)]
-        match, counted = most_of(words, uncommon)
+        match, phrases = most_of(words, uncommon)
         if match:
-            budget = min(costs.scored, sum(documents[w] for w in counted) // costs.postings_per_row)
+            budget = min(costs.scored, sum(documents[w] for w in phrases) // costs.postings_per_row)
             found_most = ranked_rows(index, match, weights, budget, depth, classes)
             candidates += [hit for hit in found_most if hit.id not in seen]
         common = only_common(words, uncommon)
@@ -242,20 +229,22 @@ def only_common(words: list[str], uncommon: list[str]) -> list[str]:
 
 
 def most_of(words: list[str], kept: list[str]) -> tuple[str, list[str]]:
-    """The FTS5 expression matching the items that hold all of `words` but one, and the words
-    it reads; empty when there is nothing to look for. Of five words or more, only the kept
+    """The FTS5 expression matching the items that hold all of `words` but one, and the word of
+    each of its phrases (FTS5 reads a word's doclist for each phrase holding it); empty when
+    there is nothing to look for. Of five words or more, only the kept
     ones (`rarer`) are counted, and of four such or more the expression matches a few items
     more: the words in groups of two or three, the rarest together, each group held in part
     (an item lacking one word holds a word of every group). An AND per word left out would
     read every word's doclist once for each."""
     if len(words) <= 4:
         lists = all_but_one(words, kept)
-        return either(lists), words if lists else []
+        return either(lists), [word for group in lists for word in group]
     counted = [w for w in kept if w in words]
     if len(counted) < 3:
         return "", []
     if len(counted) == 3:
-        return either(all_but_one(counted, kept)), counted
+        lists = all_but_one(counted, kept)
+        return either(lists), [word for group in lists for word in group]
     groups = [counted[n : n + 2] for n in range(0, len(counted) - 1, 2)]
     if len(counted) % 2:
         groups[-1].append(counted[-1])
@@ -330,11 +319,30 @@ def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hi
     order, when they are no more than `k` (the ranking orders every candidate anyway)."""
     if len(ids) <= k:
         return index.hits(ids) if ids else []
-    scored = [(weights.score(text, length), i) for i, text, length in index.texts(ids)]
-    # Best score first; ties go to the older item (the lower row id).
-    top = [i for _, i in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:k]]
+    # Each row's bound first (its stems' cores counted, in C), then rows counted in the order
+    # of their bounds until no bound left can reach the `k`-th score: counting a row's tokens
+    # costs ten times its bound, and a long text's hundreds of times.
+    bounded = sorted(
+        (
+            (weights.bound(folded, length), i, folded, length)
+            for i, text, length in index.texts(ids)
+            for folded in (fold(text),)
+        ),
+        key=lambda row: -row[0],
+    )
+    scored: list[tuple[float, int]] = []
+    for most, i, folded, length in bounded:
+        if len(scored) >= k and most < scored[k - 1][0]:
+            break
+        bisect.insort(scored, (weights.score(folded, length), i), key=_best_first)
+    top = [i for _, i in scored[:k]]
     found = {hit.id: hit for hit in index.hits(top)} if top else {}
     return [found[i] for i in top]
+
+
+def _best_first(pair: tuple[float, int]) -> tuple[float, int]:
+    # Best score first; ties go to the older item (the lower row id).
+    return -pair[0], pair[1]
 
 
 def _ranked_by_fts5(

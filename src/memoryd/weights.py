@@ -1,0 +1,44 @@
+"""What scoring a row read by a search needs (`search.best_rows`), and a bound on its score.
+
+A row's bm25 is FTS5's (`relevance.bm25`) over the weighed stems, counted in its text. Counting
+a long text's tokens costs hundreds of times what finding its stems' cores does (`str.count`,
+in C): a row whose bound, each stem counted as often as its core stands in the text, cannot
+reach the rows already counted is left uncounted.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from memoryd.ranking import core
+from memoryd.relevance import ASCII_SPACES, bm25, counted
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What scoring a row needs: each term's idf and the items' mean length in tokens."""
+
+    idf: dict[str, float]
+    average: float
+
+    @functools.cached_property
+    def cores(self) -> tuple[str, ...]:
+        """A part of each weighed stem that every token stemming to it starts with."""
+        return tuple(dict.fromkeys(core(s) for s in self.idf))
+
+    def score(self, folded: str, length: int) -> float:
+        """The bm25 score of a row, from its folded text and its length in tokens (FTS5's, so
+        the same score as FTS5's bm25)."""
+        return bm25(counted(folded, self.idf, self.cores), length, self.idf, self.average)
+
+    def bound(self, folded: str, length: int) -> float:
+        """A score no row of this folded text exceeds: each stem counted as often as its core
+        stands in the text (every token stemming to it starts with its core)."""
+        if folded.isascii():
+            # Counted after a space of its tokens' spacing: a core stands inside other words.
+            spaced = b" " + folded.encode().translate(ASCII_SPACES)
+            counts = {s: min(spaced.count(b" " + core(s).encode()), length) for s in self.idf}
+        else:
+            counts = {s: min(folded.count(core(s)), length) for s in self.idf}
+        return bm25(counts, length, self.idf, self.average)

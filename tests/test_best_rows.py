@@ -1,0 +1,53 @@
+"""`search.best_rows`: a row is counted only when its bound could place it among the best, and
+the best are those of counting every row (long texts, short cores, words inside other words)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from logs import turn, write_log
+from memoryd.expressions import every, some
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
+from memoryd.relevance import LONG, fold, idf
+from memoryd.search import best_rows
+from memoryd.stems import stem
+from memoryd.weights import Weights
+
+# Words whose cores stand inside others (`at` in `that`, `so` in `also`), forms of one stem
+# (`walk`, `walks`, `walking`), a one-letter word, and words that fold to ASCII or do not.
+WORDS = ["at", "that", "what", "so", "also", "soon", "walk", "walks", "walking", "t", "tea"]
+WORDS += ["Café", "cafés", "straße", "straßen", "日本"]
+FILLER = [f"f{n}" for n in range(50)]
+
+
+def every_row_counted(index: Index, ids: list[int], weights: Weights, k: int) -> list[int]:
+    """The best `k` by counting every row: best score first, the older row on a tie."""
+    scored = [(weights.score(fold(text), n), i) for i, text, n in index.texts(ids)]
+    return [i for _, i in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:k]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_best_rows_are_those_of_counting_every_row(home: Home, index: Index, seed: int) -> None:
+    rng = random.Random(seed)
+    for n in range(200):
+        size = rng.choice([3, 8, 20, LONG // 3, LONG])  # a long text is bounded before counted
+        words = rng.choices(WORDS, k=rng.randint(1, 6)) + rng.choices(FILLER, k=size)
+        rng.shuffle(words)
+        write_log(home, f"s{n}", turn(" ".join(words), rng.choice(WORDS)))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    items, tokens = index.counts()
+    assert sum(len(t) >= LONG for _, t, _ in index.texts(list(range(1, items + 1)))) > 50
+    queries = [["at", "so"], ["walk", "t"], ["that", "tea", "so"], ["what", "also", "walking"]]
+    for query in [*queries, ["cafe", "so"], ["straße", "walks"], ["日本", "at"]]:
+        documents = index.documents(query)
+        weights = Weights({stem(w): idf(documents[w], items) for w in query}, tokens / items)
+        for match in (every(query), some(query)):
+            ids = index.matching(match, items)
+            for k in (1, 5, 20):
+                found = [hit.id for hit in best_rows(index, ids, weights, k)]
+                if len(ids) > k:
+                    assert found == every_row_counted(index, ids, weights, k), (match, k)
