@@ -246,17 +246,10 @@ class Index:
         for each common term (`common`); None when those cannot tell."""
         if not self._keeps:
             return None
-        began = not self.conn.in_transaction
-        with translated(self.path):
-            # One snapshot: the kept rows, the counts and the items they name read together.
-            if began:
-                self.conn.execute("BEGIN")
-            try:
-                ids = common.best(self.conn, stem(fold(term)), limit, classes)
-                found = {hit.id: hit for hit in self.hits(ids)} if ids else {}
-            finally:
-                if began:
-                    rollback(self.conn)
+        # One snapshot: the kept rows, the counts and the items they name read together.
+        with self._snapshot():
+            ids = common.best(self.conn, stem(fold(term)), limit, classes)
+            found = {hit.id: hit for hit in self.hits(ids)} if ids else {}
         return None if ids is None else [found[i] for i in ids]
 
     def scores_of(
@@ -265,13 +258,18 @@ class Index:
         """`best_of`'s row ids, each with its bm25 score for the term (FTS5's, not negated)."""
         if not self._keeps:
             return None
+        with self._snapshot():
+            return common.scored(self.conn, stem(fold(term)), limit, classes)
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A read transaction around the block, unless one is open already."""
         began = not self.conn.in_transaction
         with translated(self.path):
-            # One snapshot: the kept rows and the counts they are scored with read together.
             if began:
                 self.conn.execute("BEGIN")
             try:
-                return common.scored(self.conn, stem(fold(term)), limit, classes)
+                yield
             finally:
                 if began:
                     rollback(self.conn)
