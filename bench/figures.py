@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 import queries
-from memoryd.index import Hit
+from memoryd.items import Hit
 from runs import Run
 
 

@@ -25,8 +25,9 @@ from pathlib import Path
 import memoryd
 from memoryd import index as index_module
 from memoryd import indexer, schema
-from memoryd.index import Index, Item
+from memoryd.index import Index
 from memoryd.indexer import catch_up
+from memoryd.items import Item
 from runs import BATCH, NAMES, Indexing, log
 
 

@@ -47,8 +47,9 @@ import queries
 from indexes import cached_index, code_version, source_digest
 from memoryd import index as index_module
 from memoryd import indexer, search
-from memoryd.index import Hit, Index
+from memoryd.index import Index
 from memoryd.indexer import catch_up
+from memoryd.items import Hit
 from profiling import Profile, profile
 from report import report
 from runs import KS, NAMES, WARMUP, Run, SizeResult, log

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import queries
 from memoryd import indexer
-from memoryd.index import Hit
 from memoryd.indexer import Names
+from memoryd.items import Hit
 from profiling import Profile
 
 NAMES = Names(agent="agent", owner="owner")

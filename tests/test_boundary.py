@@ -16,7 +16,8 @@ from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.errors import CheckError, ConfigError, DamagedLogError, MemorydError
 from memoryd.home import Home
-from memoryd.index import Index, Item
+from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.recall import recall
 from memoryd.secrets import REMOVED
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from memoryd import common, schema
-from memoryd.index import Index, Item
+from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.relevance import idf
 from memoryd.search import search
 

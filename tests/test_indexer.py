@@ -11,8 +11,9 @@ import pytest
 
 from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index, Item
+from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.items import Item
 from memoryd.reindex import reindex
 from memoryd.schema import MIGRATIONS, connect, migrate
 from memoryd.session_ids import is_session_id

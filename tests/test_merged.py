@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from memoryd import common
-from memoryd.index import Index, Item
+from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.merged import score, some_best
 from memoryd.ranking import core
 from memoryd.relevance import counted, fold, idf

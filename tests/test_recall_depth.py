@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.index import Index, Item
+from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.labels import DataClass
 from memoryd.ranking import PASSAGE, Query, Scored, ranked, score
 from memoryd.recall import K_MAX

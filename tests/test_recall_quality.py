@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from logs import AT, turn, write_log
 from memoryd import common, schema
 from memoryd.home import Home
-from memoryd.index import Hit, Index, Item
+from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.items import Hit, Item
 from memoryd.labels import DataClass
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall

@@ -20,8 +20,9 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd.errors import IndexStoreError, MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index, LogState
+from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
+from memoryd.items import LogState
 from memoryd.labels import DataClass
 from memoryd.logfiles import _may_taint
 from memoryd.memory.block import memory_block

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memoryd.errors import DamagedLogError
-from memoryd.index import Index, Item, LogState
+from memoryd.index import Index
+from memoryd.items import Item, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.session_ids import is_session_id
 from memoryd.sessions import Progress, Turn

@@ -31,7 +31,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from memoryd.index import Hit
+from memoryd.items import Hit
 from memoryd.relevance import bm25, fold, starting
 from memoryd.stems import stem
 from memoryd.stopwords import STOP_WORDS

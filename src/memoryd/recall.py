@@ -15,7 +15,8 @@ from pathlib import Path
 from memoryd import boundary
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
-from memoryd.index import Hit, Index
+from memoryd.index import Index
+from memoryd.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.search import search, terms
 from memoryd.secrets import redact

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 from memoryd import merged
 from memoryd.expressions import either, every, some
-from memoryd.index import Classes, Hit, Index
+from memoryd.index import Classes, Index
+from memoryd.items import Hit
 from memoryd.labels import DataClass
 from memoryd.ranking import Query, Scored, neighbours, ranked, score
 from memoryd.relevance import fold, idf, tokens

@@ -9,7 +9,7 @@ from memoryd.connect.damage import damage
 from memoryd.forget import record
 from memoryd.home import Home, shown_links
 from memoryd.honcho import status as honcho_status
-from memoryd.index import LogState
+from memoryd.items import LogState
 
 
 def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.index import Index, Item
+from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.memory.files import shown_name, tag_of
 from memoryd.memory.journal import Line, read_bytes, scan, sha256
 from memoryd.secrets import redact

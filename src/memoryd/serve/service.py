@@ -29,8 +29,9 @@ from memoryd.errors import (
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
 from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
-from memoryd.index import Index, LogState
+from memoryd.index import Index
 from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session, changes
+from memoryd.items import LogState
 from memoryd.labels import DataClass, Label
 from memoryd.logfiles import epoch_logs
 from memoryd.memory.block import memory_block

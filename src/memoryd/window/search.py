@@ -16,7 +16,8 @@ from memoryd import recall as recall_module
 from memoryd.honcho.answer import Reading
 from memoryd.honcho.read import Pending, begin
 from memoryd.honcho.recalled import Asked, answer
-from memoryd.index import Hit, Index
+from memoryd.index import Index
+from memoryd.items import Hit
 from memoryd.labels import Label
 from memoryd.secrets import redact
 from memoryd.text import snippet

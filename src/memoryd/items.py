@@ -1,0 +1,42 @@
+"""What the index holds (`index`): an item, an item found with its row id, and how far a
+session's logs were read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Item:
+    """One recallable thing: a user's text, a final reply, or a dropped entry."""
+
+    key: str
+    tag: str
+    data_class: str
+    kind: str
+    who: str
+    at: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """An item found by a search, with its row id."""
+
+    id: int
+    item: Item
+
+
+@dataclass(frozen=True)
+class LogState:
+    """How far the index has read one session's logs, and what it decided on the way."""
+
+    session: str
+    epoch: int
+    offset: int
+    line: int
+    size: int
+    folder_mtime: int
+    progress: str
+    finished: int
+    damage: str | None
