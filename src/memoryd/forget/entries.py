@@ -13,16 +13,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
+import os
 from collections.abc import Collection
 from datetime import datetime
+from pathlib import Path
 
 from memoryd.errors import ForgetError, JournalError
+from memoryd.home import open_private
+from memoryd.lines import Piece, chunks, copy, split
 from memoryd.lock import locked
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, change, parse, render
-from memoryd.memory.journal import By, Line, Op, append, read, read_bytes, sha256, stamp, take_back
+from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, take_back
 from memoryd.memory.recovery import recover_locked
-from memoryd.memory.replace import read_file, replace, temporary
+from memoryd.memory.replace import failed, fsync_folder, read_file, replace, temporary
 from memoryd.secrets import redact
 
 
@@ -135,28 +139,66 @@ def _without(line: Line, digests: Collection[str], salt: str) -> Line:
 
 def scrub(memory: Memory, digests: Collection[str], salt: str, now: datetime) -> int:
     """Take the entries out of every journal line, holding the home's lock, and replace the
-    journal atomically when a line changed; how many lines changed. A damaged line is left."""
+    journal atomically when a line changed; how many lines changed. A damaged line is left, and
+    so are the journal's holes: it is read and written in bounded chunks (`lines`)."""
     with locked(memory.lock):
         recover_locked(memory, now)
-        data = read_bytes(memory.journal)
-        end = data.rfind(b"\n") + 1
-        out = []
-        changed = 0
-        for raw in data[:end].split(b"\n")[:-1]:
-            try:
-                line = Line.from_json(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                out.append(raw)
-                continue
-            kept = _without(line, digests, salt)
-            if kept is line:
-                out.append(raw)
-                continue
-            changed += 1
-            out.append(kept.to_json().encode("utf-8").ljust(len(raw)))
-        if changed:
-            replace(memory.journal, b"".join(raw + b"\n" for raw in out) + data[end:])
+        try:
+            return _scrubbed(memory.journal, digests, salt)
+        except OSError as e:
+            raise failed(f"cannot replace {memory.journal.name}", e, memory.journal) from e
+
+
+def _scrubbed(path: Path, digests: Collection[str], salt: str) -> int:
+    try:
+        size, found = chunks(path)
+    except FileNotFoundError:
+        return 0
+    temp = temporary(path)
+    temp.unlink(missing_ok=True)
+    source = open_private(path, os.O_RDONLY)
+    try:
+        target = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except BaseException:
+        os.close(source)
+        raise
+    changed = shift = at = 0  # `at`: where the next line not yet copied starts
+    try:
+        for piece in split(found):
+            line = _line(piece)
+            kept = line if line is None else _without(line, digests, salt)
+            if kept is None or kept is line:
+                copy(source, target, at, piece.end, shift)
+            else:
+                copy(source, target, at, piece.start, shift)
+                changed += 1
+                length = piece.end - 1 - piece.start
+                text = kept.to_json().encode("utf-8").ljust(length)
+                os.pwrite(target, text + b"\n", piece.start + shift)
+                shift += len(text) - length
+            at = piece.end
+        copy(source, target, at, size, shift)
+        os.ftruncate(target, size + shift)
+        os.fsync(target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(source)
+        os.close(target)
+    if not changed:
+        temp.unlink()
+        return 0
+    os.replace(temp, path)
+    fsync_folder(path.parent)
     return changed
+
+
+def _line(piece: Piece) -> Line | None:
+    try:
+        return None if piece.text is None else Line.from_json(piece.text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def temporaries(memory: Memory) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.home import make_folder, open_private
+from memoryd.lines import chunks, split
 from memoryd.memory.replace import fsync_folder, replace
 from memoryd.text import parse_time
 
@@ -115,19 +116,20 @@ def done(memory: Path, record: Begun, items: int) -> None:
 
 
 def history(memory: Path) -> list[dict[str, Any]]:
-    """Every forget recorded done, oldest first (a line that is not one is passed over)."""
+    """Every forget recorded done, oldest first (a line that is not one is passed over). The file
+    is read in bounded lines, its holes not read (`lines`)."""
     try:
-        fd = open_private(memory / DONE, os.O_RDONLY)
+        _, found = chunks(memory / DONE)
     except FileNotFoundError:
         return []
-    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
-        found = []
-        for text in f:
-            with contextlib.suppress(ValueError, RecursionError):
-                entry = json.loads(text)
+    entries = []
+    for piece in split(found):
+        with contextlib.suppress(ValueError, RecursionError):
+            if piece.text is not None:
+                entry = json.loads(piece.text.decode("utf-8", "replace"))
                 if _recorded(entry):
-                    found.append(entry)
-    return found
+                    entries.append(entry)
+    return entries
 
 
 def _recorded(entry: Any) -> bool:

@@ -25,7 +25,7 @@ from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, find, model, undo
 from memoryd.memory.files import Memory, parse, quote, shown_name, usage
-from memoryd.memory.journal import Line, Op, read, read_bytes, scan
+from memoryd.memory.journal import Line, Op, last, read
 from memoryd.memory.recovery import consistency, recover
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
@@ -207,10 +207,8 @@ def log_line(line: Line) -> str:
 def log_command(n: int, home_dir: str | None) -> None:
     """List the journal's last N lines, oldest first."""
     memory = recovered(_home(home_dir))
-    data = read_bytes(memory.journal)
     # Only the last N lines are parsed: a journal grows for as long as the agent lives.
-    last = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1][-n:]
-    for line in scan(b"".join(raw + b"\n" for raw in last)).lines:
+    for line in last(memory.journal, n):
         click.echo(log_line(line))
 
 

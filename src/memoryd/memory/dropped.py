@@ -14,7 +14,7 @@ from pathlib import Path
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.memory.files import shown_name, tag_of
-from memoryd.memory.journal import Line, read_bytes, scan, sha256
+from memoryd.memory.journal import Line, read, read_bytes, sha256
 from memoryd.secrets import redact
 
 
@@ -48,8 +48,7 @@ def index_dropped(index: Index, journal: Path) -> int:
             start = end
         else:
             rebuild = True
-    data = read_bytes(journal, start)
-    found = scan(data, start)
+    found = read(journal, start)
     if found.end == start and not rebuild:
         return 0
     items = [item for line in found.lines for item in dropped_items(line)]
@@ -61,6 +60,5 @@ def index_dropped(index: Index, journal: Path) -> int:
             index.remove_dropped()
         index.add(items)
         if found.end > start:
-            last = data[found.last_start - start : found.end - start]
-            index.save_journal_read(found.end, found.last_start, sha256(last))
+            index.save_journal_read(found.end, found.last_start, found.last_digest)
     return len(items)

@@ -30,9 +30,10 @@ from memoryd.memory.files import (
     render,
     usage,
 )
-from memoryd.memory.journal import By, Line, Op, Tail, append, read, sha256, stamp, take_back
+from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, take_back
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import read_file, replace
+from memoryd.memory.tail import Tail
 from memoryd.memory.trust import StateOf, refuse, trust
 from memoryd.secrets import redact
 

@@ -16,7 +16,7 @@ import enum
 import hashlib
 import json
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +27,7 @@ from memoryd import boundary
 from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
+from memoryd.lines import Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, parse
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.secrets import redact
@@ -168,9 +169,11 @@ def stamp(now: datetime) -> str:
 class Scan:
     """The journal lines in the bytes of a journal from offset `start` on.
 
-    `end` is the offset after the last complete line and `last_start` where that line begins;
-    bytes after `end` are a line being written (or torn by a crash). A complete line that is
-    not a journal line is passed over and named in `damage` (`line 7: not JSON (...)`).
+    `end` is the offset after the last complete line and `last_start` where that line's text
+    begins (`last_digest` is the hash of its bytes up to `end`); bytes after `end` are a line
+    being written (or torn by a crash). A complete line that is not a journal line is passed
+    over and named in `damage` (`line 7: not JSON (...)`), and so are zeros before a line's
+    text (`lines.Piece`), whose text is read.
     """
 
     lines: tuple[Line, ...]
@@ -179,22 +182,29 @@ class Scan:
     end: int
     size: int
     damage: tuple[str, ...]
+    last_digest: str = EMPTY_HASH
 
 
-def scan(data: bytes, start: int = 0) -> Scan:
-    """The journal lines in `data`, the bytes of a journal from offset `start` on."""
+def _scan(pieces: Iterable[Piece], start: int, size: int) -> Scan:
     lines: list[Line] = []
     damage = []
-    position = last_start = start
-    for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
-        try:
-            lines.append(Line.from_json(raw.decode("utf-8")))
-        except (UnicodeDecodeError, ValueError) as e:
-            where = f"line {number}" if start == 0 else f"the line at byte {position}"
-            damage.append(f"{where}: {e}")
-        last_start = position
-        position += len(raw) + 1
-    return Scan(tuple(lines), start, last_start, position, start + len(data), tuple(damage))
+    last_start = end = start
+    last = b""
+    for piece in pieces:
+        where = f"line {piece.number}" if start == 0 else f"the line at byte {piece.start}"
+        if piece.damage is not None:
+            damage.append(f"{where}: {piece.damage}")
+        if piece.text is not None and (piece.text or not piece.zeros):
+            try:
+                lines.append(Line.from_json(piece.text.decode("utf-8")))
+            except (UnicodeDecodeError, ValueError) as e:
+                damage.append(f"{where}: {e}")
+        end = piece.end
+        if piece.text is None:  # a line too long to hold is known by its line break alone
+            last_start, last = end - 1, b"\n"
+        else:
+            last_start, last = piece.start, piece.text + b"\n"
+    return Scan(tuple(lines), start, last_start, end, size, tuple(damage), sha256(last))
 
 
 def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
@@ -209,63 +219,52 @@ def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
         raise JournalError(f"cannot read the journal {path}: {e}") from e
 
 
-def read(path: Path, start: int = 0) -> Scan:
-    """The journal at `path` from byte `start`; an empty scan when it does not exist."""
-    return scan(read_bytes(path, start), start)
-
-
-@dataclass(frozen=True)
-class Tail:
-    """What recovery and an edit need of a journal, read without parsing all of it: its last
-    complete line, each file's last line, and where the complete lines end."""
-
-    last: Line | None
-    lasts: dict[str, Line]
-    end: int
-    size: int
-
-
-def _parse(path: Path, data: bytes, start: int, end: int) -> Line:
+def read_lines(path: Path, start: int = 0) -> tuple[int, Iterator[Piece]]:
+    """The journal's size and its complete lines from `start`, its holes not read; none when it
+    does not exist."""
     try:
-        return Line.from_json(data[start:end].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        number = data.count(b"\n", 0, start) + 1
-        raise JournalError(
-            f"{path}: line {number}: {e}; fix or remove that line, then run `memoryd check` "
-            "(memory edits wait until then)"
-        ) from None
+        size, found = chunks(path, start)
+    except FileNotFoundError:
+        return start, iter(())
+    except OSError as e:
+        raise JournalError(f"cannot read the journal {path}: {e}") from e
+    return max(start, size), _reading(path, split(found, start))
 
 
-def _last_for(path: Path, data: bytes, end: int, file: str) -> Line | None:
-    # A line names its file as a JSON string, and a quote inside any JSON string is escaped:
-    # the bytes `"notes.md"` stand only for a whole value. Another field (a session id) may
-    # hold the same value, so each line found is parsed and its file compared.
-    token = json.dumps(file).encode("utf-8")
-    while True:
-        found = data.rfind(token, 0, end)
-        if found < 0:
-            return None
-        start = data.rfind(b"\n", 0, found) + 1
-        line = _parse(path, data, start, data.index(b"\n", found))
-        if line.file == file:
-            return line
-        end = start
+def _reading(path: Path, pieces: Iterator[Piece]) -> Iterator[Piece]:
+    try:
+        yield from pieces
+    except OSError as e:
+        raise JournalError(f"cannot read the journal {path}: {e}") from e
 
 
-def tail(path: Path, files: Iterable[str]) -> Tail:
-    """The journal's last line and the last line of each of `files`, in time proportional to
-    the lines read back, not to the journal's length."""
-    data = read_bytes(path)
-    end = data.rfind(b"\n") + 1
-    last = None
-    if end:
-        last = _parse(path, data, data.rfind(b"\n", 0, end - 1) + 1, end - 1)
-    lasts = {}
-    for file in files:
-        found = _last_for(path, data, end, file)
-        if found is not None:
-            lasts[file] = found
-    return Tail(last, lasts, end, len(data))
+def read(path: Path, start: int = 0) -> Scan:
+    """The journal at `path` from byte `start`; an empty scan when it does not exist. It is read
+    in bounded chunks, its holes not read (`lines`)."""
+    size, pieces = read_lines(path, start)
+    return _scan(pieces, start, size)
+
+
+def last(path: Path, n: int, within: int | None = None) -> list[Line]:
+    """The journal lines among its last `n` lines (a damaged one is passed over), oldest
+    first; only its last `within` bytes of data (its holes not counted) when given."""
+    start = 0
+    if within is not None:
+        try:
+            start = last_data(path, within)
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise JournalError(f"cannot read the journal {path}: {e}") from e
+    pieces = read_lines(path, start)[1]
+    if start:
+        next(pieces, None)  # a line read from its middle
+    found = []
+    for piece in deque(pieces, maxlen=n):
+        with contextlib.suppress(UnicodeDecodeError, ValueError):
+            if piece.text is not None:
+                found.append(Line.from_json(piece.text.decode("utf-8")))
+    return found
 
 
 def append(path: Path, line: Line) -> int:

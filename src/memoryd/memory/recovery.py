@@ -26,7 +26,6 @@ from memoryd.memory.journal import (
     Line,
     Op,
     Scan,
-    Tail,
     append,
     difference,
     entries_of,
@@ -35,9 +34,9 @@ from memoryd.memory.journal import (
     replay,
     sha256,
     stamp,
-    tail,
 )
 from memoryd.memory.replace import read_file, replace, temporary
+from memoryd.memory.tail import Tail, tail
 
 
 def again(line: Line, content: bytes) -> bytes:

@@ -10,7 +10,6 @@ entry holding a secret is edited without the secret reaching the browser.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from memoryd.memory.block import Block, render_block, shown
 from memoryd.memory.commands import summary
 from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
-from memoryd.memory.journal import Line, Op, read_bytes, scan
+from memoryd.memory.journal import Line, Op, last
 from memoryd.memory.replace import read_file
 from memoryd.text import when
 from memoryd.window.html import Html, el, join
@@ -68,17 +67,7 @@ def block(found: list[File], data_class: DataClass) -> Block:
 
 def journal(memory: Memory) -> list[Line]:
     """The journal's last `JOURNAL_SHOWN` lines, newest first (only its tail is read)."""
-    try:
-        size = os.stat(memory.journal).st_size
-    except FileNotFoundError:
-        return []
-    start = max(0, size - _TAIL)
-    data = read_bytes(memory.journal, start)
-    if start:
-        data = data[data.find(b"\n") + 1 :]
-    data = data[: data.rfind(b"\n") + 1]
-    last = data.split(b"\n")[:-1][-JOURNAL_SHOWN:]
-    return list(reversed(scan(b"".join(raw + b"\n" for raw in last)).lines))
+    return list(reversed(last(memory.journal, JOURNAL_SHOWN, _TAIL)))
 
 
 def named(op: Op, fields: Mapping[str, str]) -> tuple[int, str] | None:

@@ -1,0 +1,160 @@
+"""The complete lines of a file memoryd appends to (the memory journal, `forgotten.jsonl`),
+read in bounded chunks: holes are not read, and no line is held longer than MAX_LINE.
+
+Both files grow for as long as the agent lives, so no size limit fits them. A line memoryd
+writes is JSON, which never holds a zero byte: zeros before a line's text (a hole, or what a
+crash left after the last line before later lines were appended) are counted and passed over,
+and the text after them is read as the line; zeros inside a line's text stay part of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.home import open_private
+from memoryd.logfiles import extent
+
+MAX_LINE = 16 << 20
+"""The longest line read, in bytes (16 MiB): a longer one is damage, never held whole. A journal
+line holds at most a memory file's entries removed and added (a file is at most 4 MiB)."""
+
+_CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A complete line: its number (from 1 at `start`), where its text starts (after `zeros`
+    zero bytes) and where the line ends (after its line break); `text` without the line break,
+    None when it is longer than MAX_LINE."""
+
+    number: int
+    start: int
+    end: int
+    text: bytes | None
+    zeros: int
+
+    @property
+    def damage(self) -> str | None:
+        """What is wrong with the line's bytes before it is parsed, if anything."""
+        if self.text is None:
+            return f"a line longer than {MAX_LINE >> 20} MiB: it is not read"
+        if self.zeros:
+            read = "its text after them is read" if self.text else "it holds nothing else"
+            return f"{self.zeros} zero bytes before its text (a hole, or what a crash left; {read})"
+        return None
+
+
+def split(chunks: Iterable[tuple[int, bytes]], start: int = 0) -> Iterator[Piece]:
+    """The complete lines of a file given as `(offset, data)` chunks in order from `start`; the
+    bytes between two chunks are a hole (zeros). Bytes after the last line break are a line
+    being written (or torn by a crash): no piece."""
+    number = 0
+    line = start  # where the line being read starts
+    zeros = 0  # the zero bytes before its text (which starts at line + zeros)
+    parts: list[bytes] = []  # its text so far
+    length = 0
+    long = False  # longer than MAX_LINE: its bytes are not kept
+    at = start
+    for offset, data in chunks:
+        if offset > at:
+            if not length and not long:
+                zeros += offset - at
+            elif length + offset - at > MAX_LINE:
+                parts, length, long = [], 0, True
+            else:
+                parts.append(bytes(offset - at))
+                length += offset - at
+        at = offset
+        segments = data.split(b"\n")
+        last = len(segments) - 1
+        for n, segment in enumerate(segments):
+            at += len(segment)
+            if not length and not long and segment[:1] == b"\0":
+                kept = segment.lstrip(b"\0")
+                zeros += len(segment) - len(kept)
+                segment = kept
+            if long or length + len(segment) > MAX_LINE:
+                parts, length, long = [], 0, True
+            elif segment:
+                parts.append(segment)
+                length += len(segment)
+            if n == last:
+                break
+            at += 1
+            number += 1
+            text = None if long else b"".join(parts)
+            yield Piece(number, line + zeros, at, text, zeros)
+            line, zeros, parts, length, long = at, 0, [], 0, False
+
+
+def chunks(path: Path, start: int = 0) -> tuple[int, Iterator[tuple[int, bytes]]]:
+    """The size of the file at `path` when opened, and its data from `start` up to that size in
+    chunks, its holes skipped (`logfiles.extent`). FileNotFoundError when it is missing; it is
+    opened as `home.open_private` opens the home's files."""
+    fd = open_private(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        os.close(fd)
+        raise
+    found = _chunks(fd, start, size)
+    next(found)  # started: from now on, a reader that stops early closes the file with it
+    return size, found
+
+
+def copy(source: int, target: int, start: int, end: int, shift: int = 0) -> None:
+    """Copy the bytes from `start` to `end` of the file open as `source` into `target`, `shift`
+    bytes further on: its data in bounded chunks, its holes left holes (nothing is written)."""
+    at = start
+    while at < end:
+        begin, at = extent(source, at, end)
+        while begin < at:
+            data = os.pread(source, min(_CHUNK, at - begin), begin)
+            if not data:
+                return
+            os.pwrite(target, data, begin + shift)
+            begin += len(data)
+
+
+def last_data(path: Path, within: int) -> int:
+    """Where to start reading the file at `path` to read its last `within` bytes of data (its
+    holes not counted), or 0 when it holds no more; FileNotFoundError when it is missing."""
+    fd = open_private(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        kept: deque[tuple[int, int]] = deque()
+        held = at = 0
+        while at < size:
+            begin, at = extent(fd, at, size)
+            if begin < at:
+                kept.append((begin, at))
+                held += at - begin
+            while held - (kept[0][1] - kept[0][0]) >= within:
+                held -= kept[0][1] - kept[0][0]
+                kept.popleft()
+    finally:
+        os.close(fd)
+    if held <= within:
+        return 0
+    begin, end = kept[0]
+    return end - (within - (held - (end - begin)))
+
+
+def _chunks(fd: int, at: int, size: int) -> Iterator[tuple[int, bytes]]:
+    try:
+        yield at, b""
+        while at < size:
+            begin, end = extent(fd, at, size)
+            while begin < end:
+                data = os.pread(fd, min(_CHUNK, end - begin), begin)
+                if not data:  # cut short meanwhile: what was there when opened is gone
+                    return
+                yield begin, data
+                begin += len(data)
+            at = end
+    finally:
+        os.close(fd)
