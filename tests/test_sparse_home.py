@@ -195,14 +195,14 @@ def test_a_hole_inside_a_line_is_damage_named_and_the_lines_around_it_stand(home
         f.write(b'{"id": 2, ')  # a line torn by 2 GB of holes, then the lines after it
         f.seek(HOLE, os.SEEK_CUR)
         f.write(b'"at": null}\n')
-        f.write(b'{"id": 2, "at": "' + b"x" * (17 << 20) + b'"}\n')  # 17 MiB of data, no hole
+        f.write(b'{"id": 2, "at": "' + b"x" * (48 << 20) + b'"}\n')  # 48 MiB of data, no hole
         f.write(lines[1] + lines[2])
     path = home.memory / FORGOTTEN
     path.write_bytes(b'{"id": 1, ')
     with path.open("r+b") as f:
         f.seek(HOLE)
         f.write(b'"items": 9}\n{"id": 2, "at": "2026-01-01T00:00:00Z", "items": 4}\n')
-    with bounded(reads=128 << 20):  # the 17 MiB line is data: each pass reads it, once
+    with bounded(reads=512 << 20):  # the 48 MiB line is data: each pass reads it, never held
         done = CliRunner().invoke(cli, ["check"])
         status = run("status")
     for n in (2, 3):

@@ -48,47 +48,70 @@ class Piece:
         return None
 
 
-def split(chunks: Iterable[tuple[int, bytes]], start: int = 0) -> Iterator[Piece]:
-    """The complete lines of a file given as `(offset, data)` chunks in order from `start`; the
-    bytes between two chunks are a hole (zeros). Bytes after the last line break are a line
-    being written (or torn by a crash): no piece."""
+@dataclass(frozen=True)
+class Block:
+    """Complete lines in a row: `data`, each line with its line break, from `start` to `end`, its
+    first line numbered `number` and preceded by `zeros` zero bytes not read (a hole); or, when
+    `data` is None, one line longer than MAX_LINE."""
+
+    number: int
+    start: int
+    end: int
+    data: bytes | None
+    zeros: int
+
+
+def blocks(chunks: Iterable[tuple[int, bytes]], start: int = 0) -> Iterator[Block]:
+    """The complete lines of a file given as `(offset, data)` chunks in order from `start`, a
+    block for each chunk that ends one; the bytes between two chunks are a hole (zeros). Bytes
+    after the last line break are a line being written (or torn by a crash): no block."""
     number = 0
     line = start  # where the line being read starts
-    zeros = 0  # the zero bytes before its text (which starts at line + zeros)
-    parts: list[bytes] = []  # its text so far
-    length = 0
+    zeros = 0  # the zero bytes before it not held in `carry`
+    carry = b""  # what is held of it
     long = False  # longer than MAX_LINE: its bytes are not kept
     at = start
     for offset, data in chunks:
-        if offset > at:
-            if not length and not long:
-                zeros += offset - at
-            elif length + offset - at > MAX_LINE:
-                parts, length, long = [], 0, True
+        if offset > at:  # a hole
+            if not long and not carry.strip(b"\0"):
+                zeros, carry = zeros + len(carry) + offset - at, b""
+            elif long or len(carry) + offset - at > MAX_LINE:
+                carry, long = b"", True
             else:
-                parts.append(bytes(offset - at))
-                length += offset - at
-        at = offset
-        segments = data.split(b"\n")
-        last = len(segments) - 1
-        for n, segment in enumerate(segments):
-            at += len(segment)
-            if not length and not long and segment[:1] == b"\0":
-                kept = segment.lstrip(b"\0")
-                zeros += len(segment) - len(kept)
-                segment = kept
-            if long or length + len(segment) > MAX_LINE:
-                parts, length, long = [], 0, True
-            elif segment:
-                parts.append(segment)
-                length += len(segment)
-            if n == last:
-                break
-            at += 1
+                carry += bytes(offset - at)
+        begin = 0
+        first = data.find(b"\n")
+        if first >= 0 and (long or len(carry) + first > MAX_LINE):
             number += 1
-            text = None if long else b"".join(parts)
-            yield Piece(number, line + zeros, at, text, zeros)
-            line, zeros, parts, length, long = at, 0, [], 0, False
+            yield Block(number, line + zeros, offset + first + 1, None, zeros)
+            begin, line, zeros, carry, long = first + 1, offset + first + 1, 0, b"", False
+        cut = data.rfind(b"\n") + 1
+        if cut > begin:
+            body = data[begin:cut] if begin or cut < len(data) else data
+            body = carry + body if carry else body
+            yield Block(number + 1, line + zeros, offset + cut, body, zeros)
+            number += body.count(b"\n")
+            line, zeros, carry = offset + cut, 0, data[cut:]
+        elif not long:
+            carry += data[begin:]
+        if len(carry) > MAX_LINE:
+            carry, long = b"", True
+        at = offset + len(data)
+
+
+def split(found: Iterable[Block]) -> Iterator[Piece]:
+    """Each complete line of `found` (`blocks`), the zeros before its text counted."""
+    for block in found:
+        if block.data is None:
+            yield Piece(block.number, block.start, block.end, None, block.zeros)
+            continue
+        at, zeros = block.start, block.zeros
+        for number, raw in enumerate(block.data.split(b"\n")[:-1], start=block.number):
+            text = raw.lstrip(b"\0") if raw[:1] == b"\0" else raw
+            zeros += len(raw) - len(text)
+            at += len(raw) - len(text)
+            yield Piece(number, at, at + len(text) + 1, text, zeros)
+            at, zeros = at + len(text) + 1, 0
 
 
 def chunks(path: Path, start: int = 0) -> tuple[int, Iterator[tuple[int, bytes]]]:

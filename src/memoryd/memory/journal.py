@@ -27,7 +27,7 @@ from memoryd import boundary
 from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
-from memoryd.lines import Piece, chunks, last_data, split
+from memoryd.lines import Block, Piece, blocks, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, parse
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.secrets import redact
@@ -219,21 +219,28 @@ def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
         raise JournalError(f"cannot read the journal {path}: {e}") from e
 
 
-def read_lines(path: Path, start: int = 0) -> tuple[int, Iterator[Piece]]:
-    """The journal's size and its complete lines from `start`, its holes not read; none when it
-    does not exist."""
+def read_blocks(path: Path, start: int = 0) -> tuple[int, Iterator[Block]]:
+    """The journal's size and its complete lines from `start` in blocks (`lines.blocks`), its
+    holes not read; none when it does not exist."""
     try:
         size, found = chunks(path, start)
     except FileNotFoundError:
         return start, iter(())
     except OSError as e:
         raise JournalError(f"cannot read the journal {path}: {e}") from e
-    return max(start, size), _reading(path, split(found, start))
+    return max(start, size), _reading(path, blocks(found, start))
 
 
-def _reading(path: Path, pieces: Iterator[Piece]) -> Iterator[Piece]:
+def read_lines(path: Path, start: int = 0) -> tuple[int, Iterator[Piece]]:
+    """The journal's size and its complete lines from `start`, its holes not read; none when it
+    does not exist."""
+    size, found = read_blocks(path, start)
+    return size, split(found)
+
+
+def _reading(path: Path, found: Iterator[Block]) -> Iterator[Block]:
     try:
-        yield from pieces
+        yield from found
     except OSError as e:
         raise JournalError(f"cannot read the journal {path}: {e}") from e
 

@@ -4,14 +4,15 @@ one of them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import JournalError
-from memoryd.lines import Piece
-from memoryd.memory.journal import Line, read_lines
+from memoryd.lines import Block, Piece
+from memoryd.memory.journal import Line, read_blocks
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,35 @@ def _parse(path: Path, piece: Piece) -> Line:
         ) from None
 
 
-def _settle(kept: list[Piece], file: str) -> list[Piece]:
-    """Of the lines holding `file`'s name, newest last, the one that decides its last line: the
-    newest that is `file`'s or is damaged (another field, a session id or an entry, may hold
-    the same value, so each is parsed and its file compared)."""
-    for piece in reversed(kept):
-        try:
-            if Line.from_json(piece.text.decode("utf-8") if piece.text else "").file != file:
-                continue
-        except (UnicodeDecodeError, ValueError):
-            pass
-        return [piece]
-    return []
+def _piece(block: Block, data: bytes, start: int, end: int) -> Piece:
+    """The line of `block` from `start` to its line break at `end`; numbered only when it is
+    damaged (its number is then said, and counting a block's lines costs a pass over it)."""
+    text = data[start:end].lstrip(b"\0")
+    zeros = end - start - len(text) + (block.zeros if start == 0 else 0)
+    piece = Piece(0, block.start + end - len(text), block.start + end + 1, text, zeros)
+    try:
+        Line.from_json(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return dataclasses.replace(piece, number=block.number + data.count(b"\n", 0, start))
+    return piece
+
+
+def _last_for(block: Block, data: bytes, token: bytes, file: str) -> Piece | None:
+    """The newest line of `block` that decides `file`'s last line: one holding its name that is
+    its line, or is damaged (another field, a session id or an entry, may hold the same value,
+    so each line found is parsed and its file compared)."""
+    end = len(data)
+    while (found := data.rfind(token, 0, end)) >= 0:
+        start = data.rfind(b"\n", 0, found) + 1
+        piece = _piece(block, data, start, data.index(b"\n", found))
+        if piece.number or _file(piece) == file:
+            return piece
+        end = start
+    return None
+
+
+def _file(piece: Piece) -> str:
+    return Line.from_json((piece.text or b"").decode("utf-8")).file
 
 
 def tail(path: Path, files: Iterable[str]) -> Tail:
@@ -57,19 +75,18 @@ def tail(path: Path, files: Iterable[str]) -> Tail:
     # A line names its file as a JSON string, and a quote inside any JSON string is escaped:
     # the bytes `"notes.md"` stand only for a whole value.
     tokens = {file: json.dumps(file).encode("utf-8") for file in files}
-    kept: dict[str, list[Piece]] = {file: [] for file in tokens}
-    size, pieces = read_lines(path)
+    found: dict[str, Piece] = {}
+    size, read = read_blocks(path)
     final = None
-    for piece in pieces:
-        final = piece
+    for block in read:
+        if block.data is None:  # what it holds is not known: it may be the journal's last line
+            final = Piece(block.number, block.start, block.end, None, block.zeros)
+            continue
+        data = block.data
+        final = _piece(block, data, data.rfind(b"\n", 0, len(data) - 1) + 1, len(data) - 1)
         for file, token in tokens.items():
-            if piece.text is not None and token in piece.text:
-                kept[file].append(piece)
-                if len(kept[file]) > 8:
-                    kept[file] = _settle(kept[file], file)
+            if (piece := _last_for(block, data, token, file)) is not None:
+                found[file] = piece
     last = None if final is None else _parse(path, final)
-    lasts = {}
-    for file in tokens:
-        for piece in _settle(kept[file], file):
-            lasts[file] = _parse(path, piece)
+    lasts = {file: _parse(path, piece) for file, piece in found.items()}
     return Tail(last, lasts, 0 if final is None else final.end, size)
