@@ -50,8 +50,17 @@ def test_recalls_at_once_open_no_more_index_connections_than_request_threads(hom
         for t in clients:
             t.join()
         fds = Path(f"/proc/{daemon.proc.pid}/fd")
-        opened = [fd for fd in fds.iterdir() if os.readlink(fd) == str(home.index)]
+        opened = [fd for fd in fds.iterdir() if _target(fd) == str(home.index)]
         # The request threads', the start-up catch-up's and the watcher's.
         assert 1 <= len(opened) <= footprint.THREADS + 2
     finally:
         daemon.stop()
+
+
+def _target(fd: Path) -> str | None:
+    """What a file descriptor of another process names; None when it was closed since its
+    folder was listed (a client's socket the daemon was closing: CI saw one vanish)."""
+    try:
+        return os.readlink(fd)
+    except FileNotFoundError:
+        return None
