@@ -23,9 +23,19 @@ class Weights:
     average: float
 
     @functools.cached_property
+    def core_of(self) -> dict[str, str]:
+        """Each weighed stem's core: a start every token stemming to it shares (`core`)."""
+        return {s: core(s) for s in self.idf}
+
+    @functools.cached_property
     def cores(self) -> tuple[str, ...]:
-        """A part of each weighed stem that every token stemming to it starts with."""
-        return tuple(dict.fromkeys(core(s) for s in self.idf))
+        """The weighed stems' cores, each once."""
+        return tuple(dict.fromkeys(self.core_of.values()))
+
+    @functools.cached_property
+    def _after_space(self) -> dict[str, bytes]:
+        # Each stem's core as a token of an ASCII text's spacing starts: after a space.
+        return {s: b" " + c.encode() for s, c in self.core_of.items()}
 
     def score(self, folded: str, length: int) -> float:
         """The bm25 score of a row, from its folded text and its length in tokens (FTS5's, so
@@ -38,7 +48,7 @@ class Weights:
         if folded.isascii():
             # Counted after a space of its tokens' spacing: a core stands inside other words.
             spaced = b" " + folded.encode().translate(ASCII_SPACES)
-            counts = {s: min(spaced.count(b" " + core(s).encode()), length) for s in self.idf}
+            counts = {s: min(spaced.count(c), length) for s, c in self._after_space.items()}
         else:
-            counts = {s: min(folded.count(core(s)), length) for s in self.idf}
+            counts = {s: min(folded.count(c), length) for s, c in self.core_of.items()}
         return bm25(counts, length, self.idf, self.average)
