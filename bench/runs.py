@@ -49,12 +49,14 @@ class Indexing:
 
 @dataclass(frozen=True)
 class Run:
-    """One query at one k: memoryd's and the raw query's seconds and hits."""
+    """One query at one k: memoryd's and the raw query's seconds and hits, and the seconds of
+    the raw query with `bm25()` in its ORDER BY (`recall.RAW_BM25_SQL`)."""
 
     query: queries.Query
     k: int
     memoryd: float
     raw: float
+    raw_bm25: float
     memoryd_hits: list[Hit]
     raw_hits: list[Hit]
 
