@@ -51,3 +51,35 @@ def test_the_best_rows_are_those_of_counting_every_row(home: Home, index: Index,
                 found = [hit.id for hit in best_rows(index, ids, weights, k)]
                 if len(ids) > k:
                     assert found == every_row_counted(index, ids, weights, k), (match, k)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_rows_score_counted_here_is_fts5s(home: Home, index: Index, seed: int) -> None:
+    # Texts of every length, below and above `LONG` (from which the words are looked for by
+    # their starts); tokens that start with a query word's core and are other words (`at4`,
+    # `also`, `tea`), repeated words.
+    rng = random.Random(seed)
+    vocabulary = [*WORDS, "at4", "so2", "t0", "4at", "walk_s", "WALKS", *FILLER[:10]]
+    ascii_only = [w for w in vocabulary if w.isascii()]  # a text that folds to ASCII or not
+    for n in range(150):
+        size = rng.choice([1, 5, 12, 20, 30, 60, LONG // 2, LONG])
+        words = rng.choices(ascii_only if n % 2 else vocabulary, k=size)
+        write_log(home, f"s{n}", turn(" ".join(words), "-"))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    items, tokens = index.counts()
+    lengths = [len(t) for _, t, _ in index.texts(list(range(1, items + 1)))]
+    assert min(lengths) < LONG <= max(lengths)
+    compared = 0
+    for query in [["at", "so"], ["walk", "t"], ["that", "tea", "so"], ["cafe", "so", "walks"]]:
+        documents = index.documents(query)
+        weights = Weights({stem(w): idf(documents[w], items) for w in query}, tokens / items)
+        fts5 = dict(
+            index.conn.execute(
+                "SELECT rowid, -bm25(items_fts) FROM items_fts WHERE items_fts MATCH ?",
+                (some(query),),
+            ).fetchall()
+        )
+        for i, text, n in index.texts(list(fts5)):
+            assert weights.score(fold(text), n) == pytest.approx(fts5[i], rel=1e-9), text
+            compared += len(text) >= LONG and text.isascii()
+    assert compared >= 50
