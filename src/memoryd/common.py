@@ -15,10 +15,10 @@ at least `THRESHOLD` items:
   that `average` joins; a table grown to `MOST` rows is cut back to `KEPT` (its bound raised to
   the strongest row cut). A deleted item leaves the table with its row (a trigger).
 - **Read** exactly (`best`): a row left out had strength at most `bound` at `average`, so at
-  most `bound * max(1, now / average)` at today's mean length `now` (its length's share of the
-  denominator scales with `average / now`, its count's does not). When the rows asked for are
-  all stronger than that, they are FTS5's top rows, in FTS5's order (ties by row id); when not,
-  `best` answers None and the caller asks FTS5.
+  most `left_out(bound, average, now)` at today's mean length `now` (a row's strength grows
+  with the mean length only through its length's share of the denominator). When the rows
+  asked for are all stronger than that, they are FTS5's top rows, in FTS5's order (ties by row
+  id); when not, `best` answers None and the caller asks FTS5.
 """
 
 from __future__ import annotations
@@ -93,6 +93,22 @@ def strength(tf: int, length: int, average: float) -> float:
     return (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * length / average))
 
 
+def left_out(bound: float, then: float, now: float) -> float:
+    """The most strength a row left out of a table can have at the mean length `now`: every
+    such row had at most `bound` at the mean length `then` the table was built at."""
+    if now <= then or bound <= 0.0:
+        # A longer mean length lowers every row's strength; a bound of 0 left no row out.
+        return bound
+    # A row's strength grows with the mean length by less the shorter the row is, and a row
+    # at `bound` is the shorter the more of its term it holds: with c = K1 + 1 and r = then /
+    # now, a row of count tf at `bound` then has at most c / ((1 - r)(1 + K1 (1 - B) / tf) +
+    # r c / bound) now, short of its limit for large tf. Scaling `bound` by now / then, the
+    # limit for rows of any length, refused most tables' answers once the mean length drifted
+    # a few percent: their best rows stand within a percent of each other.
+    r = then / now
+    return (K1 + 1.0) / ((1.0 - r) + r * (K1 + 1.0) / bound)
+
+
 @dataclass(frozen=True)
 class Added:
     """An item a write transaction added: its row id, its stems counted, its length."""
@@ -150,8 +166,7 @@ def scored(
         ).fetchall()
     if len(rows) < limit:
         return None
-    left_out = bound * max(1.0, now / then) * (1.0 + MARGIN)
-    if float(rows[-1][1]) <= left_out:
+    if float(rows[-1][1]) <= left_out(bound, then, now) * (1.0 + MARGIN):
         return None
     # FTS5's score of a row holding one term of its expression: 0 plus the idf times strength.
     return [(i, weight * float(s)) for i, s in rows]
