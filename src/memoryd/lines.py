@@ -1,5 +1,7 @@
 """The complete lines of a file memoryd appends to (the memory journal, `forgotten.jsonl`),
-read in bounded chunks: holes are not read, and no line is held longer than MAX_LINE.
+read in bounded chunks: holes are not read, and no line is held longer than MAX_LINE. A
+session log's lines are read by the same reader (`Blocks`), with its own limit and its zeros
+part of its lines (`logfiles`).
 
 Both files grow for as long as the agent lives, so no size limit fits them. A line memoryd
 writes is JSON, which never holds a zero byte: zeros before a line's text (a hole, or what a
@@ -9,6 +11,7 @@ and the text after them is read as the line; zeros inside a line's text stay par
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -16,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_private
-from memoryd.logfiles import extent
 
 MAX_LINE = 16 << 20
 """The longest line read, in bytes (16 MiB): a longer one is damage, never held whole. A journal
@@ -61,46 +63,81 @@ class Block:
     zeros: int
 
 
-def blocks(chunks: Iterable[tuple[int, bytes]], start: int = 0) -> Iterator[Block]:
+class Blocks(Iterator[Block]):
     """The complete lines of a file given as `(offset, data)` chunks in order from `start`, a
-    block for each chunk that ends one; the bytes between two chunks are a hole (zeros). Bytes
-    after the last line break are a line being written (or torn by a crash): no block."""
-    number = 0
-    line = start  # where the line being read starts
-    zeros = 0  # the zero bytes before it not held in `carry`
-    carry = b""  # what is held of it
-    long = False  # longer than MAX_LINE: its bytes are not kept
-    at = start
-    for offset, data in chunks:
-        if offset > at:  # a hole
-            if not long and not carry.strip(b"\0"):
-                zeros, carry = zeros + len(carry) + offset - at, b""
-            elif long or len(carry) + offset - at > MAX_LINE:
+    block for each chunk that ends one, the first numbered after `number`; the bytes between two
+    chunks are a hole (zeros). Bytes after the last line break are a line being written (or torn
+    by a crash): no block, but `rest` once read to the end (None when longer than `limit`).
+
+    The one reader of the journal's, `forgotten.jsonl`'s and a session log's lines; what differs
+    is given: where the chunks come from (a log is opened again for each, `logfiles`), the
+    longest line held (`limit`, MAX_LINE by default), and whether zeros before a line are passed
+    over and counted in its block's `zeros` (`skip_zeros`: a journal line is JSON, which never
+    holds a zero) or are part of the line (a session log's). A line of a block longer than
+    `limit` can only be one read whole in a chunk longer than `limit`: its reader checks.
+    """
+
+    def __init__(
+        self,
+        chunks: Iterable[tuple[int, bytes]],
+        start: int = 0,
+        number: int = 0,
+        *,
+        limit: int | None = None,
+        skip_zeros: bool = True,
+    ) -> None:
+        self.rest: bytes | None = b""
+        limit = MAX_LINE if limit is None else limit
+        self._blocks = self._read(iter(chunks), start, number, limit, skip_zeros)
+
+    def __next__(self) -> Block:
+        """The next block of complete lines."""
+        return next(self._blocks)
+
+    def _read(
+        self,
+        chunks: Iterator[tuple[int, bytes]],
+        start: int,
+        number: int,
+        limit: int,
+        skip_zeros: bool,
+    ) -> Iterator[Block]:
+        line = start  # where the line being read starts
+        zeros = 0  # the zero bytes before it not held in `carry`
+        carry = b""  # what is held of it
+        long = False  # longer than `limit`: its bytes are not kept
+        at = start
+        for offset, data in chunks:
+            if offset > at:  # a hole
+                if skip_zeros and not long and not carry.strip(b"\0"):
+                    zeros, carry = zeros + len(carry) + offset - at, b""
+                elif long or len(carry) + offset - at > limit:
+                    carry, long = b"", True
+                else:
+                    carry += bytes(offset - at)
+            begin = 0
+            first = data.find(b"\n")
+            if first >= 0 and (long or len(carry) + first > limit):
+                number += 1
+                yield Block(number, line + zeros, offset + first + 1, None, zeros)
+                begin, line, zeros, carry, long = first + 1, offset + first + 1, 0, b"", False
+            cut = data.rfind(b"\n") + 1
+            if cut > begin:
+                body = data[begin:cut] if begin or cut < len(data) else data
+                body = carry + body if carry else body
+                yield Block(number + 1, line + zeros, offset + cut, body, zeros)
+                number += body.count(b"\n")
+                line, zeros, carry = offset + cut, 0, data[cut:]
+            elif not long:
+                carry += data[begin:]
+            if len(carry) > limit:
                 carry, long = b"", True
-            else:
-                carry += bytes(offset - at)
-        begin = 0
-        first = data.find(b"\n")
-        if first >= 0 and (long or len(carry) + first > MAX_LINE):
-            number += 1
-            yield Block(number, line + zeros, offset + first + 1, None, zeros)
-            begin, line, zeros, carry, long = first + 1, offset + first + 1, 0, b"", False
-        cut = data.rfind(b"\n") + 1
-        if cut > begin:
-            body = data[begin:cut] if begin or cut < len(data) else data
-            body = carry + body if carry else body
-            yield Block(number + 1, line + zeros, offset + cut, body, zeros)
-            number += body.count(b"\n")
-            line, zeros, carry = offset + cut, 0, data[cut:]
-        elif not long:
-            carry += data[begin:]
-        if len(carry) > MAX_LINE:
-            carry, long = b"", True
-        at = offset + len(data)
+            at = offset + len(data)
+        self.rest = None if long else carry
 
 
 def split(found: Iterable[Block]) -> Iterator[Piece]:
-    """Each complete line of `found` (`blocks`), the zeros before its text counted."""
+    """Each complete line of `found` (`Blocks`), the zeros before its text counted."""
     for block in found:
         if block.data is None:
             yield Piece(block.number, block.start, block.end, None, block.zeros)
@@ -116,7 +153,7 @@ def split(found: Iterable[Block]) -> Iterator[Piece]:
 
 def chunks(path: Path, start: int = 0) -> tuple[int, Iterator[tuple[int, bytes]]]:
     """The size of the file at `path` when opened, and its data from `start` up to that size in
-    chunks, its holes skipped (`logfiles.extent`). FileNotFoundError when it is missing; it is
+    chunks, its holes skipped (`extent`). FileNotFoundError when it is missing; it is
     opened as `home.open_private` opens the home's files."""
     fd = open_private(path, os.O_RDONLY)
     try:
@@ -127,6 +164,19 @@ def chunks(path: Path, start: int = 0) -> tuple[int, Iterator[tuple[int, bytes]]
     found = _chunks(fd, start, size)
     next(found)  # started: from now on, a reader that stops early closes the file with it
     return size, found
+
+
+def extent(fd: int, at: int, size: int) -> tuple[int, int]:
+    """Where the file's next data from `at` on starts and ends, up to `size`. What lies before
+    is a hole of a sparse file: zeros, which hold no line break, so a reader of lines need not
+    read them (`truncate -s 1T` costs nothing to make, and reading its zeros an hour)."""
+    try:
+        start = min(os.lseek(fd, at, os.SEEK_DATA), size)
+        return start, min(os.lseek(fd, start, os.SEEK_HOLE), size)
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise
+        return size, size  # a hole to the end
 
 
 def copy(source: int, target: int, start: int, end: int, shift: int = 0) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError
+from memoryd.lines import Blocks, extent
 from memoryd.records import Record, parse_line
 
 MAX_EPOCH_DIGITS = 9
@@ -106,7 +107,15 @@ def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterat
         if not stat.S_ISREG(st.st_mode):
             raise DamagedLogError(path, 0, "not a regular file")
     size = max(offset, st.st_size)
-    return size, _lines(path, (st.st_dev, st.st_ino), offset, size, number)
+    # Zeros before a line (a hole) are part of it: a log line is never passed over unnamed.
+    found = Blocks(
+        _chunks(path, (st.st_dev, st.st_ino), offset, size),
+        offset,
+        number,
+        limit=MAX_LINE,
+        skip_zeros=False,
+    )
+    return size, _lines(path, found, offset, number)
 
 
 @contextlib.contextmanager
@@ -123,19 +132,6 @@ def _opened(path: Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
-
-
-def extent(fd: int, at: int, size: int) -> tuple[int, int]:
-    """Where the file's next data from `at` on starts and ends, up to `size`. What lies before
-    is a hole of a sparse file: zeros, which hold no line break, so a reader of lines need not
-    read them (`truncate -s 1T` costs nothing to make, and reading its zeros an hour)."""
-    try:
-        start = min(os.lseek(fd, at, os.SEEK_DATA), size)
-        return start, min(os.lseek(fd, start, os.SEEK_HOLE), size)
-    except OSError as e:
-        if e.errno != errno.ENXIO:
-            raise
-        return size, size  # a hole to the end
 
 
 def _chunk(path: Path, identity: tuple[int, int], at: int, size: int) -> tuple[int, bytes]:
@@ -161,52 +157,37 @@ def _too_long(path: Path, number: int, end: int) -> Line:
     return Line(_DAMAGED, number, end, DamagedLogError(path, number, problem))
 
 
-def _lines(
-    path: Path, identity: tuple[int, int], offset: int, size: int, number: int
-) -> Iterator[Line]:
-    position = offset  # where the line being read starts
-    at = offset  # the next byte to read
-    carry = b""  # what is read of the line being read
-    long = False  # that line is longer than MAX_LINE: its bytes are not kept
+def _chunks(
+    path: Path, identity: tuple[int, int], at: int, size: int
+) -> Iterator[tuple[int, bytes]]:
+    """The log's data from `at` up to `size` in chunks, each with where it starts (`_chunk`);
+    the last is one of no data when the log was replaced or cut short meanwhile."""
     while at < size:
         found, chunk = _chunk(path, identity, at, size)
-        if found > at:  # a hole: zeros, in the line being read
-            if long or len(carry) + found - at > MAX_LINE:
-                carry, long = b"", True
-            else:
-                carry += bytes(found - at)
-            at = found
+        yield found, chunk
         if not chunk:
-            break  # Replaced or shrunk meanwhile: it is read again from its start later.
-        at += len(chunk)
-        start = 0
-        if long:
-            cut = chunk.find(b"\n")
-            if cut < 0:
-                continue
-            number += 1
-            position = at - len(chunk) + cut + 1
-            yield _too_long(path, number, position)
-            long, start = False, cut + 1
-        end = chunk.rfind(b"\n") + 1
-        if end <= start:
-            carry += chunk[start:]
-        else:
-            data = carry + chunk[start:end] if carry else chunk[start:end]
-            carry = chunk[end:]
-            for raw in data.split(b"\n")[:-1]:
-                number += 1
-                position += len(raw) + 1
-                if len(raw) > MAX_LINE:
-                    yield _too_long(path, number, position)
-                elif raw.strip():
-                    yield _line(path, raw, number, position)
-        if len(carry) > MAX_LINE:
-            carry, long = b"", True
-    if long or _may_taint(carry):
+            return  # Replaced or shrunk meanwhile: it is read again from its start later.
+        at = found + len(chunk)
+
+
+def _lines(path: Path, found: Blocks, offset: int, number: int) -> Iterator[Line]:
+    """The lines of the log at `path` read as `found` from `offset` (after line `number`)."""
+    end = offset  # where the last complete line ends
+    for block in found:
+        if block.data is None:
+            number, end = block.number, block.end
+            yield _too_long(path, number, end)
+            continue
+        for number, raw in enumerate(block.data.split(b"\n")[:-1], start=block.number):
+            end += len(raw) + 1
+            if len(raw) > MAX_LINE:  # read whole in a chunk longer than MAX_LINE
+                yield _too_long(path, number, end)
+            elif raw.strip():
+                yield _line(path, raw, number, end)
+    if found.rest is None or _may_taint(found.rest):
         # Not a line yet (it is read again once whole), so nothing moves: only its taint
         # counts.
-        yield Line(_PARTIAL_TAINT, number, position)
+        yield Line(_PARTIAL_TAINT, number, end)
 
 
 def _line(path: Path, raw: bytes, number: int, end: int) -> Line:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from memoryd.logfiles import extent
+from memoryd.lines import extent
 
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memoryd.errors import ForgetError, JournalError
 from memoryd.home import open_private
-from memoryd.lines import Piece, blocks, chunks, copy, split
+from memoryd.lines import Blocks, Piece, chunks, copy, split
 from memoryd.lock import locked
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, change, parse, render
@@ -164,7 +164,7 @@ def _scrubbed(path: Path, digests: Collection[str], salt: str) -> int:
         raise
     changed = shift = at = 0  # `at`: where the next line not yet copied starts
     try:
-        for piece in split(blocks(found)):
+        for piece in split(Blocks(found)):
             line = _line(piece)
             kept = line if line is None else _without(line, digests, salt)
             if kept is None or kept is line:

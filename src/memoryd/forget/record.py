@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.home import make_folder, open_private
-from memoryd.lines import blocks, chunks, split
+from memoryd.lines import Blocks, chunks, split
 from memoryd.memory.replace import fsync_folder, replace
 from memoryd.text import parse_time
 
@@ -123,7 +123,7 @@ def history(memory: Path) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     entries = []
-    for piece in split(blocks(found)):
+    for piece in split(Blocks(found)):
         with contextlib.suppress(ValueError, RecursionError):
             if piece.text is not None:
                 entry = json.loads(piece.text.decode("utf-8", "replace"))

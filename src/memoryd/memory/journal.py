@@ -27,7 +27,7 @@ from memoryd import boundary
 from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
-from memoryd.lines import Block, Piece, blocks, chunks, last_data, split
+from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, parse
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.secrets import redact
@@ -220,7 +220,7 @@ def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
 
 
 def read_blocks(path: Path, start: int = 0) -> tuple[int, Iterator[Block]]:
-    """The journal's size and its complete lines from `start` in blocks (`lines.blocks`), its
+    """The journal's size and its complete lines from `start` in blocks (`lines.Blocks`), its
     holes not read; none when it does not exist."""
     try:
         size, found = chunks(path, start)
@@ -228,7 +228,7 @@ def read_blocks(path: Path, start: int = 0) -> tuple[int, Iterator[Block]]:
         return start, iter(())
     except OSError as e:
         raise JournalError(f"cannot read the journal {path}: {e}") from e
-    return max(start, size), _reading(path, blocks(found, start))
+    return max(start, size), _reading(path, Blocks(found, start))
 
 
 def read_lines(path: Path, start: int = 0) -> tuple[int, Iterator[Piece]]:
