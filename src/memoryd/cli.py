@@ -223,18 +223,19 @@ def reindex_command(home_dir: str | None) -> None:
 )
 @home_option
 def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
-    """Show sessions, turns, items, the index's size, damaged logs and the Honcho sync. The
-    index's pages are checked first (`PRAGMA quick_check`); a damaged index is rebuilt."""
+    """Show sessions, turns, items, the index's size, damaged logs and memory files, and the
+    Honcho sync. The index's pages are checked first (`PRAGMA quick_check`); a damaged index
+    is rebuilt."""
     from memoryd.connect.damage import damage_lines
     from memoryd.forget.commands import forgotten_line
     from memoryd.honcho import status as honcho_status
-    from memoryd.status import summary
+    from memoryd.status import MemoryDamage, summary
 
     def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
         return home, index.log_states(), index.count()
 
     home, states, items = _indexed(home_dir, read, lambda index: index.check(deep))
-    status = summary(home, states, items)
+    status = summary(home, states, items, MemoryDamage())
     if as_json:
         click.echo(json.dumps(status, indent=2))
         return
@@ -251,6 +252,10 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     click.echo(f"connect   {len(connect) or 'none'} damaged")
     for line in connect:
         click.echo(f"  {line}")
+    memory = status["memory_damaged"]
+    click.echo(f"memory    {len(memory) or 'none'} damaged")
+    for message in memory.values():
+        click.echo(f"  {message}")
     click.echo(f"links     {len(linked) or 'none'}{' (not followed)' if linked else ''}")
     for link in linked:
         click.echo(f"  {link}")

@@ -2,25 +2,152 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from memoryd import config as config_file
 from memoryd.connect.damage import damage
+from memoryd.errors import JournalError, MemorydError
 from memoryd.forget import record
-from memoryd.home import Home, shown_links
+from memoryd.home import Home, open_private, shown_links
 from memoryd.honcho import status as honcho_status
 from memoryd.items import LogState
+from memoryd.memory.damage import Verdict, identity, loads, to_json, verdict, waits
+from memoryd.memory.files import Memory
+
+KEPT = "damage.json"
+"""The journal's verdict as last found, in the memory folder: what the next process carries on
+from (`memory.damage.to_json`: line numbers and problems, never a line's content)."""
+
+_KEPT_MAX = 1 << 20
+"""The longest verdict file read, in bytes: a longer one was not written by memoryd."""
 
 
-def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, Any]:
+class MemoryDamage:
+    """The damaged lines of the memory journal and `forgotten.jsonl`, as status reports them:
+    a verdict is kept for each file's identity (device, inode, size, mtime_ns) and made again
+    only when it changed (the journal read on from where it was when it only grew); the
+    journal's is kept in `memory/damage.json` too, for the next process. `warn` is told each
+    report that is new. One per process: status is asked often (the window polls it, loops call
+    `GET /v1/status`)."""
+
+    def __init__(self, warn: Callable[[str], None] | None = None) -> None:
+        self._warn = warn
+        self._lock = threading.Lock()
+        self._journal: Verdict | None = None
+        self._forgotten: tuple[tuple[int, int, int, int], str | None] | None = None
+        self._said: dict[str, str] = {}
+
+    def report(self, memory: Memory) -> dict[str, str]:
+        """For each damaged file of `memory` (its journal, `forgotten.jsonl`), where it is
+        damaged, how and what waits for it; none when nothing is."""
+        with self._lock:
+            said = {}
+            kept = memory.folder / KEPT
+            before = self._journal or _kept(kept)
+            try:
+                files = tuple(spec.path for spec in memory.files)
+                self._journal = verdict(memory.journal, files, before)
+            except JournalError as e:  # it cannot be read (permission): said, read again
+                self._journal = None
+                said[str(memory.journal)] = str(e)
+            if self._journal is not None and self._journal is not before:
+                _keep(kept, self._journal)
+            if self._journal is not None and self._journal.damaged:
+                said[str(memory.journal)] = _journal_message(memory.journal, self._journal)
+            path = memory.folder / record.DONE
+            now = identity(path)
+            if self._forgotten is None or self._forgotten[0] != now:
+                try:
+                    found = _forgotten_message(path, record.damaged(memory.folder))
+                except OSError as e:
+                    found = f"cannot read {path}: {e.strerror or e}"
+                self._forgotten = (now, found)
+            if self._forgotten[1] is not None:
+                said[str(path)] = self._forgotten[1]
+            if self._warn is not None:
+                for message in said.values():
+                    if message not in self._said.values():
+                        self._warn(message)
+            self._said = said
+            return said
+
+
+def _kept(path: Path) -> Verdict | None:
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except (OSError, MemorydError):
+        return None
+    with os.fdopen(fd, "rb") as f:
+        text = f.read(_KEPT_MAX + 1)
+    return loads(text.decode("utf-8", "replace")) if len(text) <= _KEPT_MAX else None
+
+
+def _keep(path: Path, found: Verdict) -> None:
+    # A cache: written whole by a rename, not synced (one a crash left torn is not read); one
+    # that cannot be written (a full disk, a home read only) costs the next process a reading.
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    with contextlib.suppress(OSError, MemorydError):
+        fd = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as f:
+            f.write(to_json(found).encode())
+        os.replace(temp, path)
+    with contextlib.suppress(OSError):
+        temp.unlink(missing_ok=True)
+
+
+def _more(count: int) -> str:
+    if count <= 1:
+        return ""
+    more = count - 1
+    return f" (and {more} more damaged line{'s' * (more != 1)}: `memoryd check` names each)"
+
+
+def _journal_message(path: Path, found: Verdict) -> str:
+    first = found.damaged[0]
+    lines = {d.number for d in found.damaged}
+    what = "that line" if len(lines) == 1 else "those lines"
+    return (
+        f"{path}: line {first.number}: {first.problem}{_more(len(lines))}; {waits(found)}: "
+        f"fix or remove {what}, then run `memoryd check`"
+    )
+
+
+def _forgotten_message(path: Path, found: list[tuple[int, str, bool]]) -> str | None:
+    if not found:
+        return None
+    number, problem, _ = found[0]
+    lines = {n for n, _, _ in found}
+    unread = len({n for n, _, counted in found if not counted})
+    what = "that line" if len(lines) == 1 else "those lines"
+    counted = (
+        f"the forget{'s' * (unread != 1)} recorded there {'is' if unread == 1 else 'are'} "
+        "not counted in status"
+        if unread
+        else "the forget recorded there is read all the same"
+    )
+    return (
+        f"{path}: line {number}: {problem}{_more(len(lines))}; no edit waits, {counted}: "
+        f"fix or remove {what}"
+    )
+
+
+def summary(
+    home: Home, states: dict[str, LogState], items: int, damaged: MemoryDamage
+) -> dict[str, Any]:
     """The home's sessions, turns, items, index size, damaged logs, the connectors' damaged
-    transcript lines, links not followed, what was forgotten and Honcho sync, from the index's
-    read states and item count."""
+    transcript lines, the damaged lines of the journal and forgotten.jsonl, links not followed,
+    what was forgotten and Honcho sync, from the index's read states and item count."""
     size = sum(
         p.stat().st_size
         for p in (home.index, home.index.with_name(home.index.name + "-wal"))
         if p.exists()
     )
+    config = config_file.load(home.config)
     return {
         "home": str(home.root),
         "sessions": len(states),
@@ -29,7 +156,10 @@ def summary(home: Home, states: dict[str, LogState], items: int) -> dict[str, An
         "index_bytes": size,
         "damaged": {s.session: s.damage for s in states.values() if s.damage},
         "connect": damage(home.memory),
+        "memory_damaged": damaged.report(
+            Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
+        ),
         "links": shown_links(home),
         "forgotten": record.summary(home.memory),
-        "honcho": honcho_status.status(home, config_file.load(home.config).honcho is not None),
+        "honcho": honcho_status.status(home, config.honcho is not None),
     }

@@ -16,12 +16,13 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from memoryd.home import make_folder, open_private
-from memoryd.lines import Blocks, chunks, split
+from memoryd.lines import Blocks, Piece, chunks, split
 from memoryd.memory.replace import fsync_folder, replace
 from memoryd.text import parse_time
 
@@ -118,18 +119,46 @@ def done(memory: Path, record: Begun, items: int) -> None:
 def history(memory: Path) -> list[dict[str, Any]]:
     """Every forget recorded done, oldest first (a line that is not one is passed over). The file
     is read in bounded lines, its holes not read (`lines`)."""
+    entries = []
+    for piece in _pieces(memory):
+        with contextlib.suppress(ValueError):
+            entries.append(_entry(piece))
+    return entries
+
+
+def damaged(memory: Path) -> list[tuple[int, str, bool]]:
+    """Each damaged line of `forgotten.jsonl`: its number, what is wrong (never what it holds)
+    and whether the forget it records is counted all the same (zeros before its text)."""
+    found = []
+    for piece in _pieces(memory):
+        if piece.damage is not None:
+            found.append((piece.number, piece.damage, bool(piece.text)))
+        if piece.text:
+            try:
+                _entry(piece)
+            except ValueError as e:
+                found.append((piece.number, str(e), False))
+    return found
+
+
+def _pieces(memory: Path) -> Iterator[Piece]:
     try:
         _, found = chunks(memory / DONE)
     except FileNotFoundError:
-        return []
-    entries = []
-    for piece in split(Blocks(found)):
-        with contextlib.suppress(ValueError, RecursionError):
-            if piece.text is not None:
-                entry = json.loads(piece.text.decode("utf-8", "replace"))
-                if _recorded(entry):
-                    entries.append(entry)
-    return entries
+        return
+    yield from split(Blocks(found))
+
+
+def _entry(piece: Piece) -> dict[str, Any]:
+    # The forget a line records; ValueError in memoryd's words when it records none.
+    try:
+        entry = json.loads((piece.text or b"").decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        raise ValueError("not JSON") from None
+    if not _recorded(entry):
+        raise ValueError("not the record of a forget")
+    result: dict[str, Any] = entry
+    return result
 
 
 def _recorded(entry: Any) -> bool:
@@ -142,7 +171,10 @@ def _recorded(entry: Any) -> bool:
         return False
     if not isinstance(at, str):
         return False
-    parse_time(at)  # ValueError when it is not a time
+    try:
+        parse_time(at)
+    except ValueError:
+        return False
     return True
 
 

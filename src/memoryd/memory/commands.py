@@ -16,6 +16,7 @@ import click
 
 from memoryd import config as config_file
 from memoryd.errors import CheckError, JournalError, LockError, MemorydError
+from memoryd.forget import record
 from memoryd.forget.record import begun
 from memoryd.home import Home, resolve
 from memoryd.index import Index
@@ -225,7 +226,8 @@ def undo_command(line_id: int, home_dir: str | None) -> None:
 @click.command("check")
 @home_option
 def check_command(home_dir: str | None) -> None:
-    """Check every memory file and the journal; list every problem and exit 1 if any."""
+    """Check every memory file, the journal and forgotten.jsonl; list every problem and exit 1
+    if any."""
     memory = open_memory(_home(home_dir))
     with contextlib.suppress(JournalError):  # `consistency` names the damage below.
         recover(memory, datetime.now(UTC))
@@ -233,6 +235,10 @@ def check_command(home_dir: str | None) -> None:
     for spec in memory.files:
         problems += check(spec, read_file(memory.path(spec)))
     problems += consistency(memory, read(memory.journal))
+    problems += [
+        f"{record.DONE}: line {number}: {problem}: fix or remove that line"
+        for number, problem, _ in record.damaged(memory.folder)
+    ]
     for problem in problems:
         click.echo(problem)
     if problems:

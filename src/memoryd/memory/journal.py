@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd import boundary
 from memoryd.errors import JournalError, disk_problem
@@ -32,6 +32,8 @@ from memoryd.memory.files import FILE_NAME, parse
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.secrets import redact
 from memoryd.text import parse_time
+
+T = TypeVar("T", bound=enum.Enum)
 
 EMPTY_HASH = hashlib.sha256(b"").hexdigest()
 """The hash of a file that does not exist (or is empty): where every file's history starts."""
@@ -121,37 +123,53 @@ class Line:
                 raise TypeError(f"{key} must be a list of strings")
             return tuple(value)
 
-        def integer(value: Any) -> int:
+        def integer(key: str) -> int:
+            value = raw[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise TypeError(f"{value!r} is not a line id")
+                raise TypeError(f"{key} is not a line id")
             return value
 
+        def one_of(key: str, kind: type[T]) -> T:
+            try:
+                return kind(raw[key])
+            except ValueError:
+                raise ValueError(
+                    f"{key} is not one of {', '.join(str(v.value) for v in kind)}"
+                ) from None
+
+        # A hand edit may write anything in any field: a problem names the field, never the
+        # value, which may be a secret (status, check and the daemon's log say it).
         file = raw["file"]
+        if not isinstance(file, str):
+            raise TypeError("file must be a string")
         folder, _, name = file.rpartition("/")
         if folder not in ("", "identity") or not FILE_NAME.fullmatch(name):
-            raise ValueError(f"{file!r} is not a memory file")
+            raise ValueError("file is not a memory file")
         for key in ("before", "after"):
             if not isinstance(raw[key], str) or len(raw[key]) != 64:
                 raise TypeError(f"{key} must be a sha256")
         if raw["session"] is not None and not isinstance(raw["session"], str):
             raise TypeError("session must be a string or null")
-        parse_time(raw["at"])
+        try:
+            parse_time(raw["at"] if isinstance(raw["at"], str) else "")
+        except ValueError:
+            raise ValueError("at is not an RFC 3339 time") from None
         return cls(
-            id=integer(raw["id"]),
+            id=integer("id"),
             at=raw["at"],
             file=file,
-            op=Op(raw["op"]),
-            by=By(raw["by"]),
+            op=one_of("op", Op),
+            by=one_of("by", By),
             # memoryd writes a session id here; a hand edit may write anything, and every
             # reader shows it (memory log, the window): kept as a name, one clean line.
             session=None if raw["session"] is None else boundary.name(raw["session"], 100),
-            data_class=DataClass.parse(raw["class"]),
+            data_class=one_of("class", DataClass),
             before=raw["before"],
             after=raw["after"],
             removed=strings("removed"),
             added=strings("added"),
-            undoes=None if raw.get("undoes") is None else integer(raw["undoes"]),
-            forgotten=0 if raw.get("forgotten") is None else integer(raw["forgotten"]),
+            undoes=None if raw.get("undoes") is None else integer("undoes"),
+            forgotten=0 if raw.get("forgotten") is None else integer("forgotten"),
         )
 
 

@@ -45,9 +45,14 @@ from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
 from memoryd.session_ids import SESSION_RULE, is_session_id
-from memoryd.status import summary
+from memoryd.status import MemoryDamage, summary
 
 log = logging.getLogger("memoryd.serve")
+
+
+def _logged(message: str) -> None:
+    log.warning("%s", message)
+
 
 T = TypeVar("T")
 
@@ -86,6 +91,7 @@ class Service:
     indexes: Indexes
     _appending: threading.Lock = field(default_factory=threading.Lock)
     reading: Reading | None = None
+    damaged: MemoryDamage = field(default_factory=lambda: MemoryDamage(_logged))
 
     @classmethod
     def open(cls, home: Home) -> Service:
@@ -98,6 +104,7 @@ class Service:
         indexes = Indexes(home.index, home.sessions, names, memory.journal)
         service = cls(home, names, memory, indexes, reading=Reading.of(config))
         recover(memory, datetime.now(UTC))
+        service.memory_damaged()  # logged at start, not first when status is asked
         try:
             service.catch_up()
         except IndexStoreError:
@@ -172,6 +179,12 @@ class Service:
             if changed:
                 catch_up(self.indexes.index, self.home.sessions, self.names, changed=changed)
             index_dropped(self.indexes.index, self.memory.journal)
+        self.memory_damaged()
+
+    def memory_damaged(self) -> dict[str, str]:
+        """The damaged lines of the journal and `forgotten.jsonl` (status's `memory_damaged`);
+        new damage is logged."""
+        return self.damaged.report(self.memory)
 
     def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
         """The model's `recall`, answered from the index, which has the session's last turn
@@ -270,10 +283,11 @@ class Service:
         return len(lines)
 
     def status(self) -> dict[str, Any]:
-        """Sessions, turns, items, the index's size, damaged logs and the reindex's progress."""
+        """Sessions, turns, items, the index's size, damaged logs and memory files, and the
+        reindex's progress."""
         with self.indexes.guarded():
             index = self.indexes.index
-            found = summary(self.home, index.log_states(), index.count())
+            found = summary(self.home, index.log_states(), index.count(), self.damaged)
             progress = self.indexes.progress
         return {
             **found,

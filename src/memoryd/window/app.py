@@ -228,6 +228,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         summary = await run_in_threadpool(
             service.read_index, lambda index: status.facts(index, service.home)
         )
+        summary["memory_damaged"] = await run_in_threadpool(service.memory_damaged)
         failed = await run_in_threadpool(honcho.failed, service.home)
         lines = await run_in_threadpool(recalls.recent, service.home.recalls, session)
         body = status.page_body(summary, failed, lines, session, _csrf(request))

@@ -1,4 +1,5 @@
-"""The status page: items, index size, damaged logs, Honcho's sync and the recall log.
+"""The status page: items, index size, damaged logs and memory files (the journal,
+`forgotten.jsonl`: `MemoryDamage`, kept by the daemon), Honcho's sync and the recall log.
 
 Its facts are `memoryd status`'s, counted by the index (a few narrow queries) rather than from
 every session's read state, and without the walk for links (which stats every file): the page
@@ -57,6 +58,7 @@ def _facts(summary: dict[str, Any]) -> Html:
         ("items", f"{summary['items']:,}"),
         ("index size", f"{summary['index_bytes'] / 1e6:,.1f} MB"),
         ("damaged logs", f"{summary['damaged_logs']:,}"),
+        ("damaged memory files", f"{len(summary['memory_damaged']):,}"),
     ]
     return el(
         "dl", join(join([el("dt", name), el("dd", value)]) for name, value in rows), class_="facts"
@@ -71,6 +73,13 @@ def _damaged(summary: dict[str, Any]) -> Html:
         for session, message in sorted(summary["damaged"].items())[:100]
     )
     return join([el("h2", "Damaged logs"), el("ul", join(items), class_="damaged")])
+
+
+def _memory_damaged(summary: dict[str, Any]) -> Html:
+    if not summary["memory_damaged"]:
+        return Html("")
+    items = (el("li", message) for message in summary["memory_damaged"].values())
+    return join([el("h2", "Damaged memory files"), el("ul", join(items), class_="damaged")])
 
 
 def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csrf: str) -> Html:
@@ -173,11 +182,12 @@ def page_body(
     session: str | None,
     csrf: str,
 ) -> Html:
-    """The whole status page."""
+    """The whole status page (`summary`: `facts`, and `memory_damaged` as status names it)."""
     return join(
         [
             _facts(summary),
             _damaged(summary),
+            _memory_damaged(summary),
             _honcho(summary["honcho"], failed, csrf),
             _recalls(lines, session),
         ]
