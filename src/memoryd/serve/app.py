@@ -233,7 +233,7 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
 
     @app.get("/v1/status")
     def status() -> dict[str, Any]:
-        """Sessions, turns, items, damaged logs and the reindex's progress."""
+        """Sessions, turns, items, damaged logs and memory files, and the reindex's progress."""
         return service.status()
 
     @app.post("/v1/reindex", status_code=202)
