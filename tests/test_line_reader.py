@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import stat
+import tracemalloc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -404,15 +405,24 @@ def _bytes_read() -> int:
     return int(fields["rchar"])
 
 
-def test_a_log_costs_the_reads_it_cost_before(tmp_path: Path) -> None:
+def test_a_log_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) -> None:
     path = tmp_path / "0.jsonl"
     record = json.dumps({"type": "user", "text": "w" * 1000}).encode() + b"\n"
-    write(path, [record * 3000, 1 << 30, record * 2000, b"y" * (3 << 20) + b"\n", record])
-    before = _bytes_read()
-    old = [said(line) for line in old_log_lines(path, 0, 0, logfiles.MAX_LINE, logfiles._CHUNK)]
-    old_reads = _bytes_read() - before
-    before = _bytes_read()
-    now = [said(line) for line in read_from(path)[1]]
-    reads = _bytes_read() - before
-    assert abs(reads - old_reads) < 1024 and reads < 20 << 20, (reads, old_reads)
+    write(path, [record * 3000, 1 << 30, record * 2000, b"y" * (10 << 20) + b"\n", record])
+    cost = {}
+    for name, read in [
+        ("old", lambda: old_log_lines(path, 0, 0, logfiles.MAX_LINE, logfiles._CHUNK)),
+        ("now", lambda: read_from(path)[1]),
+    ]:
+        before = _bytes_read()
+        tracemalloc.start()
+        try:
+            got = [said(line) for line in read()]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        cost[name] = (got, _bytes_read() - before, peak)
+    (old, old_reads, old_peak), (now, reads, peak) = cost["old"], cost["now"]
     assert now == old and len(now) == 5002
+    assert abs(reads - old_reads) < 1024 and reads < 24 << 20, (reads, old_reads)
+    assert peak < old_peak + (64 << 10) and peak < 16 << 20, (peak, old_peak)

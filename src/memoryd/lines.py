@@ -54,7 +54,7 @@ class Piece:
 class Block:
     """Complete lines in a row: `data`, each line with its line break, from `start` to `end`, its
     first line numbered `number` and preceded by `zeros` zero bytes not read (a hole); or, when
-    `data` is None, one line longer than MAX_LINE."""
+    `data` is None, one line longer than the limit it was read with (`Blocks`)."""
 
     number: int
     start: int
