@@ -55,18 +55,20 @@ class MemoryDamage:
             except JournalError as e:  # it cannot be read (permission): said, read again
                 self._journal = None
                 said[str(memory.journal)] = str(e)
+            except (OSError, MemorydError) as e:  # a link or a folder in its place, say
+                self._journal = None
+                said[str(memory.journal)] = f"cannot read the journal: {_why(e)}"
             if self._journal is not None and self._journal is not before:
                 _keep(kept, self._journal)
             if self._journal is not None and self._journal.damaged:
                 said[str(memory.journal)] = _journal_message(memory.journal, self._journal)
             path = memory.folder / record.DONE
-            now = identity(path)
-            if self._forgotten is None or self._forgotten[0] != now:
-                try:
-                    found = _forgotten_message(path, record.damaged(memory.folder))
-                except OSError as e:
-                    found = f"cannot read {path}: {e.strerror or e}"
-                self._forgotten = (now, found)
+            try:
+                now = identity(path)
+                if self._forgotten is None or self._forgotten[0] != now:
+                    self._forgotten = (now, _forgotten_message(path, record.damaged(memory.folder)))
+            except (OSError, MemorydError) as e:  # an identity no file has: read again next time
+                self._forgotten = ((-1, -1, -1, -1), f"cannot read {path}: {_why(e)}")
             if self._forgotten[1] is not None:
                 said[str(path)] = self._forgotten[1]
             if self._warn is not None:
@@ -77,13 +79,16 @@ class MemoryDamage:
             return said
 
 
+def _why(error: OSError | MemorydError) -> str:
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
+
+
 def _kept(path: Path) -> Verdict | None:
     try:
-        fd = open_private(path, os.O_RDONLY)
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as f:
+            text = f.read(_KEPT_MAX + 1)
     except (OSError, MemorydError):
         return None
-    with os.fdopen(fd, "rb") as f:
-        text = f.read(_KEPT_MAX + 1)
     return loads(text.decode("utf-8", "replace")) if len(text) <= _KEPT_MAX else None
 
 
