@@ -179,7 +179,9 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
 def _judged(piece: Piece, number: int) -> tuple[Line | None, list[Damaged]]:
     # The journal line the piece is (None when it is none) and what is wrong with it.
     found = [] if piece.damage is None else [Damaged(number, piece.damage)]
-    if not piece.text:  # too long to hold, or zeros and nothing else
+    # Too long to hold, or zeros and nothing else; a blank line is read, and is damage as the
+    # journal's reader and the edits find it (`journal.read`, `memory/tail.py`).
+    if piece.text is None or (not piece.text and piece.zeros):
         return None, found
     try:
         return Line.from_json(piece.text.decode("utf-8")), found

@@ -191,10 +191,12 @@ class Scan:
     begins (`last_digest` is the hash of its bytes up to `end`); bytes after `end` are a line
     being written (or torn by a crash). A complete line that is not a journal line is passed
     over and named in `damage` (`line 7: not JSON (...)`), and so are zeros before a line's
-    text (`lines.Piece`), whose text is read.
+    text (`lines.Piece`), whose text is read. `numbers` holds each of `lines`' number in the
+    file as an editor shows it (from 1 at `start`, every line counted: damaged, blank, zeros).
     """
 
     lines: tuple[Line, ...]
+    numbers: tuple[int, ...]
     start: int
     last_start: int
     end: int
@@ -205,6 +207,7 @@ class Scan:
 
 def _scan(pieces: Iterable[Piece], start: int, size: int) -> Scan:
     lines: list[Line] = []
+    numbers: list[int] = []
     damage = []
     last_start = end = start
     last = b""
@@ -217,12 +220,16 @@ def _scan(pieces: Iterable[Piece], start: int, size: int) -> Scan:
                 lines.append(Line.from_json(piece.text.decode("utf-8")))
             except (UnicodeDecodeError, ValueError) as e:
                 damage.append(f"{where}: {e}")
+            else:
+                numbers.append(piece.number)
         end = piece.end
         if piece.text is None:  # a line too long to hold is known by its line break alone
             last_start, last = end - 1, b"\n"
         else:
             last_start, last = piece.start, piece.text + b"\n"
-    return Scan(tuple(lines), start, last_start, end, size, tuple(damage), sha256(last))
+    return Scan(
+        tuple(lines), tuple(numbers), start, last_start, end, size, tuple(damage), sha256(last)
+    )
 
 
 def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:

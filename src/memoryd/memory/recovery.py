@@ -184,14 +184,17 @@ def recover(memory: Memory, now: datetime) -> list[Line]:
 
 def consistency(memory: Memory, journal: Scan) -> list[str]:
     """The journal's problems: damage, ids out of order, broken hash chains, undo of nothing,
-    and files that differ from what the journal says they hold."""
+    and files that differ from what the journal says they hold; a line named by its number in
+    the file."""
     name = memory.journal.name
     problems = []
     problems += [f"{name}: {damage}: fix or remove that line" for damage in journal.damage]
     afters: dict[str, tuple[int, str]] = {}
     ids: set[int] = set()
     previous = 0
-    for n, line in enumerate(journal.lines, start=1):
+    # Each line is named by its number in the file, damaged and blank lines counted: the line
+    # an owner finds there when opening the journal.
+    for n, line in zip(journal.numbers, journal.lines, strict=True):
         where = f"{name}: line {n}:"
         if line.id != previous + 1:
             problems.append(f"{where} id {line.id} follows id {previous}")
