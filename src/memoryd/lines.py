@@ -1,7 +1,7 @@
 """The complete lines of a file memoryd appends to (the memory journal, `forgotten.jsonl`),
 read in bounded chunks: holes are not read, and no line is held longer than MAX_LINE. A
 session log's lines are read by the same reader (`Blocks`), with its own limit and its zeros
-part of its lines (`logfiles`).
+part of its lines (`logfiles`), and so are a host's transcript's (`connect.transcript`).
 
 Both files grow for as long as the agent lives, so no size limit fits them. A line memoryd
 writes is JSON, which never holds a zero byte: zeros before a line's text (a hole, or what a
@@ -69,12 +69,13 @@ class Blocks(Iterator[Block]):
     chunks are a hole (zeros). Bytes after the last line break are a line being written (or torn
     by a crash): no block, but `rest` once read to the end (None when longer than `limit`).
 
-    The one reader of the journal's, `forgotten.jsonl`'s and a session log's lines; what differs
-    is given: where the chunks come from (a log is opened again for each, `logfiles`), the
-    longest line held (`limit`, MAX_LINE by default), and whether zeros before a line are passed
-    over and counted in its block's `zeros` (`skip_zeros`: a journal line is JSON, which never
-    holds a zero) or are part of the line (a session log's). A line of a block longer than
-    `limit` can only be one read whole in a chunk longer than `limit`: its reader checks.
+    The one reader of the journal's, `forgotten.jsonl`'s, a session log's and a host's
+    transcript's lines; what differs is given: where the chunks come from (a log is opened again
+    for each, `logfiles`), the longest line held (`limit`, MAX_LINE by default), and whether
+    zeros before a line are passed over and counted in its block's `zeros` (`skip_zeros`: a
+    journal line is JSON, which never holds a zero) or are part of the line (a session log's, a
+    transcript's: `connect.transcript`). A line of a block longer than `limit` can only be one
+    read whole in a chunk longer than `limit`: its reader checks.
     """
 
     def __init__(
@@ -104,15 +105,15 @@ class Blocks(Iterator[Block]):
     ) -> Iterator[Block]:
         line = start  # where the line being read starts
         zeros = 0  # the zero bytes before it not held in `carry`
-        carry = b""  # what is held of it
+        carry = bytearray()  # what is held of it (grown in place: a long line is copied once)
         long = False  # longer than `limit`: its bytes are not kept
         at = start
         for offset, data in chunks:
             if offset > at:  # a hole
                 if skip_zeros and not long and not carry.strip(b"\0"):
-                    zeros, carry = zeros + len(carry) + offset - at, b""
+                    zeros, carry = zeros + len(carry) + offset - at, bytearray()
                 elif long or len(carry) + offset - at > limit:
-                    carry, long = b"", True
+                    carry, long = bytearray(), True
                 else:
                     carry += bytes(offset - at)
             begin = 0
@@ -120,20 +121,25 @@ class Blocks(Iterator[Block]):
             if first >= 0 and (long or len(carry) + first > limit):
                 number += 1
                 yield Block(number, line + zeros, offset + first + 1, None, zeros)
-                begin, line, zeros, carry, long = first + 1, offset + first + 1, 0, b"", False
+                begin, line, zeros, long = first + 1, offset + first + 1, 0, False
+                carry = bytearray()
             cut = data.rfind(b"\n") + 1
             if cut > begin:
-                body = data[begin:cut] if begin or cut < len(data) else data
-                body = carry + body if carry else body
+                if carry:  # no copy of the chunk's part first, and `carry` let go before the
+                    # block is given: a line near the limit is held twice at most, not thrice
+                    body, carry = b"".join((carry, memoryview(data)[begin:cut])), bytearray()
+                else:
+                    body = data[begin:cut] if begin or cut < len(data) else data
                 yield Block(number + 1, line + zeros, offset + cut, body, zeros)
                 number += body.count(b"\n")
-                line, zeros, carry = offset + cut, 0, data[cut:]
+                del body  # not held while the next chunk is read (nor is it by its reader)
+                line, zeros, carry = offset + cut, 0, bytearray(memoryview(data)[cut:])
             elif not long:
-                carry += data[begin:]
+                carry += memoryview(data)[begin:]
             if len(carry) > limit:
-                carry, long = b"", True
+                carry, long = bytearray(), True
             at = offset + len(data)
-        self.rest = None if long else carry
+        self.rest = None if long else bytes(carry)
 
 
 def split(found: Iterable[Block]) -> Iterator[Piece]:
@@ -217,17 +223,23 @@ def last_data(path: Path, within: int) -> int:
     return end - (within - (held - (end - begin)))
 
 
+def chunks_of(fd: int, at: int, size: int) -> Iterator[tuple[int, bytes]]:
+    """The data of the file open as `fd` from `at` up to `size` in chunks, each with where it
+    starts, its holes skipped (`extent`); it ends where the file was cut short meanwhile."""
+    while at < size:
+        begin, end = extent(fd, at, size)
+        while begin < end:
+            data = os.pread(fd, min(_CHUNK, end - begin), begin)
+            if not data:  # cut short meanwhile: what was there when opened is gone
+                return
+            yield begin, data
+            begin += len(data)
+        at = end
+
+
 def _chunks(fd: int, at: int, size: int) -> Iterator[tuple[int, bytes]]:
     try:
         yield at, b""
-        while at < size:
-            begin, end = extent(fd, at, size)
-            while begin < end:
-                data = os.pread(fd, min(_CHUNK, end - begin), begin)
-                if not data:  # cut short meanwhile: what was there when opened is gone
-                    return
-                yield begin, data
-                begin += len(data)
-            at = end
+        yield from chunks_of(fd, at, size)
     finally:
         os.close(fd)
