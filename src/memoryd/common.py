@@ -23,6 +23,7 @@ at least `THRESHOLD` items:
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -109,6 +110,16 @@ def left_out(bound: float, then: float, now: float) -> float:
     return (K1 + 1.0) / ((1.0 - r) + r * (K1 + 1.0) / bound)
 
 
+def sound(average: object, bound: object) -> tuple[float, float] | None:
+    """A table's mean length and bound as memoryd writes them (a positive length, a bound of 0
+    or more, both finite numbers); None for any other value an edit or damage left there."""
+    if not isinstance(average, int | float) or not isinstance(bound, int | float):
+        return None
+    if not (math.isfinite(average) and math.isfinite(bound)) or average <= 0 or bound < 0:
+        return None
+    return float(average), float(bound)
+
+
 @dataclass(frozen=True)
 class Added:
     """An item a write transaction added: its row id, its stems counted, its length."""
@@ -134,9 +145,10 @@ def scored(
     kept = conn.execute(
         "SELECT average, bound FROM common_terms WHERE term = ?", (term,)
     ).fetchone()
-    if kept is None or limit < 1:
+    table = None if kept is None else sound(*kept)
+    if table is None or limit < 1:
         return None
-    then, bound = float(kept[0]), float(kept[1])
+    then, bound = table
     items, tokens = _counts(conn)
     documents = conn.execute("SELECT documents FROM terms WHERE term = ?", (term,)).fetchone()
     if not items or not documents:
@@ -190,9 +202,12 @@ def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:
     if not added or not items:
         return
     now = tokens / items
+    # A table the index holds unsound is left out here: rebuilt as a new one when items
+    # holding its term are added, and never read (`scored`) until then.
     tables = {
-        str(t): (float(a), float(b))
+        str(t): table
         for t, a, b in conn.execute("SELECT term, average, bound FROM common_terms")
+        if (table := sound(a, b)) is not None
     }
     joining = [
         (term, item.id, tf, item.length)

@@ -1,0 +1,89 @@
+"""An attacker's pass over stop 13's new surfaces: the kept tables' bounds in the index
+(`common`), the journal's verdict kept in the home (`memory/damage.json`) and the journal read
+through a link. Each test failed before its fix (docs/decisions.md, "Stop 13, hostile")."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from memoryd import common
+from memoryd.index import Index
+from memoryd.items import Item
+from memoryd.search import search
+
+AT = "2026-01-01T00:00:00+00:00"
+WORDS = [f"w{n}x" for n in range(10)]
+
+
+@pytest.fixture
+def small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables made from a few hundred items (the numbers test_common.py uses)."""
+    monkeypatch.setattr(common, "THRESHOLD", 15)
+    monkeypatch.setattr(common, "KEPT", 6)
+    monkeypatch.setattr(common, "MOST", 12)
+    monkeypatch.setattr(common, "CAP", 30)
+    monkeypatch.setattr(common, "BUDGET", 200)
+
+
+def _items(rng: random.Random, count: int, prefix: str) -> list[Item]:
+    return [
+        Item(
+            f"{prefix}:{n}:user",
+            "t",
+            "private",
+            "said",
+            "u",
+            AT,
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8))),
+        )
+        for n in range(count)
+    ]
+
+
+FORGED = [
+    ("abc", 1.0),
+    (5.0, "abc"),
+    (5.0, b"\x00"),
+    (0.0, 1.0),
+    (-3.0, 0.5),
+    (1000.0, -1.0),
+    (0.01, -1.0),
+    (float("inf"), 1.0),
+    (5.0, float("-inf")),
+]
+"""A table's (average, bound) written by hand: text, a blob, zero, negative, infinite (SQLite
+keeps no NaN: it stores NULL, which the columns refuse)."""
+
+
+@pytest.mark.parametrize(("average", "bound"), FORGED, ids=[repr(f) for f in FORGED])
+@pytest.mark.usefixtures("small")
+def test_a_forged_tables_bound_answers_as_fts5_and_lets_items_be_added(
+    tmp_path: Path, average: object, bound: object
+) -> None:
+    rng = random.Random(3)
+    items = _items(rng, 300, "s")
+    with Index(tmp_path / "kept.sqlite") as kept, Index(tmp_path / "bare.sqlite") as bare:
+        kept.add(items)
+        bare.add(items)
+        terms = [row[0] for row in kept.conn.execute("SELECT term FROM common_terms")]
+        assert terms
+        # Half the kept rows gone too: a bound that lets them answer gives other items.
+        kept.conn.execute("DELETE FROM common_rows WHERE id % 2 = 0")
+        kept.conn.execute("UPDATE common_terms SET average = ?, bound = ?", (average, bound))
+        bare.conn.execute("DELETE FROM common_terms")
+        for round_ in range(2):
+            for term in terms:
+                for k in (1, 3):
+                    fts5 = [h.id for h in bare.search(f'"{term}"', k)]
+                    fast = kept.best_of(term, k)
+                    assert fast is None or [h.id for h in fast] == fts5, (round_, term, k)
+                    found = [h.id for h in search(kept, [term], k)]
+                    assert found == [h.id for h in search(bare, [term], k)], (round_, term, k)
+            # Items added with the forged tables in place: no failure, and answers stay FTS5's.
+            more = _items(rng, 40, f"t{round_}")
+            kept.add(more)
+            bare.add(more)
+            bare.conn.execute("DELETE FROM common_terms")
