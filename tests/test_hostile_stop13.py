@@ -5,14 +5,19 @@ through a link. Each test failed before its fix (docs/decisions.md, "Stop 13, ho
 from __future__ import annotations
 
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from memoryd import common
+from memoryd.errors import IndexDamagedError
+from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.search import search
+from test_cli import memoryd
+from test_index_damage import indexed
 
 AT = "2026-01-01T00:00:00+00:00"
 WORDS = [f"w{n}x" for n in range(10)]
@@ -87,3 +92,34 @@ def test_a_forged_tables_bound_answers_as_fts5_and_lets_items_be_added(
             kept.add(more)
             bare.add(more)
             bare.conn.execute("DELETE FROM common_terms")
+
+
+COUNTS = [("items", -1), ("tokens", -5), ("tokens", "x"), ("items", None), ("items", 2.5)]
+"""The index's counts of items and tokens written by hand, or a count's row gone (None)."""
+
+
+@pytest.mark.parametrize(("name", "value"), COUNTS, ids=[repr(c) for c in COUNTS])
+def test_forged_counts_are_damage_that_recall_rebuilds(
+    home: Home, tmp_path: Path, name: str, value: object
+) -> None:
+    with Index(tmp_path / "index.sqlite") as index:
+        index.add(_items(random.Random(1), 20, "s"))
+        forge(index.conn, name, value)
+        with pytest.raises(IndexDamagedError, match="counts"):
+            search(index, ["w1x"], 3)
+        # A write with the forged counts in place: no traceback (it keeps no table then).
+        index.add(_items(random.Random(2), 5, "t"))
+    indexed(home)
+    with sqlite3.connect(home.index) as conn:
+        forge(conn, name, value)
+    done = memoryd("recall", "harbour7", home=home)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "is damaged" in done.stderr and "boat 7 sails" in done.stdout
+
+
+def forge(conn: sqlite3.Connection, name: str, value: object) -> None:
+    """The count `name` of the index set to `value`, or its row removed (None)."""
+    if value is None:
+        conn.execute("DELETE FROM counts WHERE name = ?", (name,))
+    else:
+        conn.execute("UPDATE counts SET value = ? WHERE name = ?", (value, name))

@@ -277,9 +277,19 @@ def _chunks(values: list[T]) -> Iterator[tuple[str, list[T]]]:
         yield ", ".join("?" * len(chunk)), chunk
 
 
-def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+def counted(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """How many items the index holds and how many tokens they hold together; None when its
+    counts are not two counts (a hand edit, or damage)."""
     found = dict(conn.execute("SELECT name, value FROM counts").fetchall())
-    return int(found["items"]), int(found["tokens"])
+    items, tokens = found.get("items"), found.get("tokens")
+    if not isinstance(items, int) or not isinstance(tokens, int) or min(items, tokens) < 0:
+        return None
+    return items, tokens
+
+
+def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    # Counts that are none keep no table and read none: the index's reader says it is damaged.
+    return counted(conn) or (0, 0)
 
 
 def _cut(conn: sqlite3.Connection, term: str, average: float, bound: float) -> None:

@@ -316,8 +316,10 @@ class Index:
     def counts(self) -> tuple[int, int]:
         """How many items the index holds, and how many tokens they hold together."""
         with translated(self.path):
-            found = dict(self.conn.execute("SELECT name, value FROM counts").fetchall())
-        return int(found["items"]), int(found["tokens"])
+            found = common.counted(self.conn)
+        if found is None:  # every ranking divides by them: a rebuild makes them again
+            raise IndexDamagedError(self.path, "its counts of items and tokens are not counts")
+        return found
 
     def journal_read(self) -> tuple[int, int, str] | None:
         """How far the memory journal was indexed: the offset after the last line read, where
