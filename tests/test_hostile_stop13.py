@@ -4,6 +4,7 @@ through a link. Each test failed before its fix (docs/decisions.md, "Stop 13, ho
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from pathlib import Path
@@ -15,9 +16,12 @@ from memoryd.errors import IndexDamagedError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.items import Item
+from memoryd.memory.commands import open_memory
 from memoryd.search import search
+from memoryd.status import KEPT, MemoryDamage
 from test_cli import memoryd
 from test_index_damage import indexed
+from test_status_damage import journalled
 
 AT = "2026-01-01T00:00:00+00:00"
 WORDS = [f"w{n}x" for n in range(10)]
@@ -123,3 +127,43 @@ def forge(conn: sqlite3.Connection, name: str, value: object) -> None:
         conn.execute("DELETE FROM counts WHERE name = ?", (name,))
     else:
         conn.execute("UPDATE counts SET value = ? WHERE name = ?", (value, name))
+
+
+def _damaged_journal(home: Home) -> tuple[Path, dict[str, str], dict[str, object]]:
+    """A journal whose line 2 is not JSON, what a fresh reading says of it, and the verdict it
+    kept in the home."""
+    lines = journalled(home)
+    path = home.memory / "journal.jsonl"
+    path.write_bytes(b"".join([lines[0], b"not json\n", *lines[1:]]))
+    said = MemoryDamage().report(open_memory(home))
+    assert "line 2: not JSON" in said[str(path)]
+    return path, said, json.loads((home.memory / KEPT).read_text())
+
+
+def _past(verdict: dict[str, object], size: int) -> list[dict[str, object]]:
+    """Kept verdicts whose numbers point past the journal they name, or past their own end."""
+    lines = verdict["lines"]
+    assert isinstance(lines, int)
+    damaged = [{"number": lines + 99_999_999, "problem": "not JSON (Expecting value)"}]
+    identity = verdict["identity"]
+    assert isinstance(identity, list)
+    return [
+        verdict | {"damaged": damaged},
+        verdict | {"last": 123_456_789},
+        verdict | {"waiting": {"notes.md": lines + 1}},
+        verdict | {"damaged": [{"number": 0, "problem": "x"}]},
+        verdict | {"end": size + 1, "identity": [*identity[:2], size + 1, identity[3]]},
+        verdict | {"last_start": size},
+        # Carried on as if the journal had grown from a verdict that read 50 lines in no bytes.
+        verdict
+        | {"identity": [*identity[:2], 1, 0], "end": 0, "last_start": 0, "lines": 50}
+        | {"damaged": [{"number": 7, "problem": "forged"}]},
+    ]
+
+
+def test_a_kept_verdict_pointing_past_the_journal_is_read_again(home: Home) -> None:
+    path, said, verdict = _damaged_journal(home)
+    for forged in _past(verdict, path.stat().st_size):
+        (home.memory / KEPT).write_text(json.dumps(forged))
+        assert MemoryDamage().report(open_memory(home)) == said, forged
+

@@ -88,7 +88,20 @@ def loads(text: str) -> Verdict | None:
         return None
     if not all(isinstance(file, str) for file in found.waiting):
         return None
-    return found
+    return found if _whole(found) else None
+
+
+def _whole(found: Verdict) -> bool:
+    # What a reading gives: its lines within the bytes it read, within the file it names, and
+    # every line it names among its lines (status shows those numbers; the next reading carries
+    # on from `end` and counts on from `lines`).
+    numbers = [d.number for d in found.damaged]
+    numbers += [*found.waiting.values(), *([] if found.last is None else [found.last])]
+    return (
+        found.lines <= found.end <= found.identity[2]
+        and found.last_start <= found.end
+        and all(1 <= n <= found.lines for n in numbers)
+    )
 
 
 def _count(value: object) -> int:
