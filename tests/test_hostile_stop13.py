@@ -5,6 +5,7 @@ through a link. Each test failed before its fix (docs/decisions.md, "Stop 13, ho
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 from pathlib import Path
@@ -167,3 +168,15 @@ def test_a_kept_verdict_pointing_past_the_journal_is_read_again(home: Home) -> N
         (home.memory / KEPT).write_text(json.dumps(forged))
         assert MemoryDamage().report(open_memory(home)) == said, forged
 
+
+def test_a_link_in_the_journals_place_is_said_by_a_status_that_read_it_before(
+    home: Home,
+) -> None:
+    path, said, _ = _damaged_journal(home)
+    damage = MemoryDamage()
+    assert damage.report(open_memory(home)) == said
+    os.rename(path, path.with_name("moved.jsonl"))
+    path.symlink_to("moved.jsonl")
+    for reader in (damage, MemoryDamage()):  # this process's verdict, and the one it kept
+        found = reader.report(open_memory(home))[str(path)]
+        assert "is a symbolic link" in found and "line 2" not in found, found

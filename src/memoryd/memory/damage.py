@@ -56,7 +56,9 @@ def identity(path: Path) -> tuple[int, int, int, int]:
     """A file's device, inode, size and mtime_ns: what changes when it is written or replaced;
     zeros when it is missing."""
     try:
-        found = os.stat(path)
+        # The link's own, not its target's: a link in the journal's place is read (and refused)
+        # again, not taken for the journal read before.
+        found = os.lstat(path)
     except FileNotFoundError:
         return (0, 0, 0, 0)
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
