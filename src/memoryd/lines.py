@@ -188,15 +188,8 @@ def extent(fd: int, at: int, size: int) -> tuple[int, int]:
 def copy(source: int, target: int, start: int, end: int, shift: int = 0) -> None:
     """Copy the bytes from `start` to `end` of the file open as `source` into `target`, `shift`
     bytes further on: its data in bounded chunks, its holes left holes (nothing is written)."""
-    at = start
-    while at < end:
-        begin, at = extent(source, at, end)
-        while begin < at:
-            data = os.pread(source, min(_CHUNK, at - begin), begin)
-            if not data:
-                return
-            os.pwrite(target, data, begin + shift)
-            begin += len(data)
+    for begin, data in chunks_of(source, start, end):
+        os.pwrite(target, data, begin + shift)
 
 
 def last_data(path: Path, within: int) -> int:
