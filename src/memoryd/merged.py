@@ -27,9 +27,9 @@ from memoryd import common
 from memoryd.common import strength
 from memoryd.expressions import either, quoted, some
 from memoryd.index import Classes, Index
-from memoryd.ranking import core
 from memoryd.relevance import counted, fold, idf
 from memoryd.stems import stem
+from memoryd.weights import Weights
 
 SCORED = 8
 """FTS5 ranks about this many rows of an OR in the time one is read and scored here
@@ -68,10 +68,11 @@ def some_best(
         return best(lists, {}, limit)
     items, tokens = index.counts()
     # FTS5's idf of each word (a function word weighs as much), in the expression's order.
-    weights = {stem(fold(w)): idf(documents[w], items) for w in held}
-    cores = tuple(dict.fromkeys(core(s) for s in weights))
+    weights = Weights({stem(fold(w)): idf(documents[w], items) for w in held}, tokens / items)
     scored = {
-        i: score(counted(fold(text), weights, cores), length, weights, tokens / items)
+        i: score(
+            counted(fold(text), weights.idf, weights.cores), length, weights.idf, weights.average
+        )
         for i, text, length in index.texts(sorted(set(read)))
     }
     return best(lists, scored, limit)
