@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import common
 from memoryd.errors import IndexDamagedError
 from memoryd.home import Home
 from memoryd.index import Index
@@ -21,21 +20,12 @@ from memoryd.memory.commands import open_memory
 from memoryd.search import search
 from memoryd.status import KEPT, MemoryDamage
 from test_cli import memoryd
+from test_common import small  # noqa: F401  (a fixture: tables made from a few hundred items)
 from test_index_damage import indexed
 from test_status_damage import journalled
 
 AT = "2026-01-01T00:00:00+00:00"
 WORDS = [f"w{n}x" for n in range(10)]
-
-
-@pytest.fixture
-def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tables made from a few hundred items (the numbers test_common.py uses)."""
-    monkeypatch.setattr(common, "THRESHOLD", 15)
-    monkeypatch.setattr(common, "KEPT", 6)
-    monkeypatch.setattr(common, "MOST", 12)
-    monkeypatch.setattr(common, "CAP", 30)
-    monkeypatch.setattr(common, "BUDGET", 200)
 
 
 def _items(rng: random.Random, count: int, prefix: str) -> list[Item]:
