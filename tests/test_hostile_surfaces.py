@@ -25,6 +25,7 @@ from memoryd.logfiles import read_from
 from memoryd.records import Kind
 from memoryd.serve.guard import BODY_MAX
 from memoryd.typed import loaded
+from sparse import bytes_read
 from test_mcp_bridge import bridge, call, running
 from test_serve_daemon import Daemon
 from test_serve_mcp_http import INITIALIZE
@@ -150,12 +151,6 @@ def test_a_line_far_over_the_daemons_limit_is_refused_as_too_large_not_as_the_da
     assert "not answering" not in stderr, stderr
 
 
-def _bytes_read() -> int:
-    """What this process has read through read calls so far (`rchar` of /proc/self/io)."""
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
-
-
 def _peak() -> int:
     """This process's peak memory so far, in bytes."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
@@ -181,9 +176,9 @@ def test_a_sparse_log_of_a_huge_size_is_caught_up_without_reading_its_holes(
         f.write(b'b"}\n')
     ended = write_log(home, "t", turn("a turn before a hole", "noted"))
     os.truncate(ended, ended.stat().st_size + 4 * hole)  # a last line being written, of holes
-    before, peak = _bytes_read(), _peak()
+    before, peak = bytes_read(), _peak()
     done = catch_up(index, home.sessions, NAMES)
-    assert _bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
+    assert bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
     assert "line 3: a line longer than 1 MiB" in done.damaged["s"]
     assert "line 1: not JSON" in done.damaged["u"]
     found = index.conn.execute("SELECT text, tag FROM items WHERE kind = 'said' ORDER BY id")
@@ -229,11 +224,11 @@ def test_a_sparse_transcript_of_a_huge_size_is_connected_without_reading_its_hol
         f.write(start.ljust(4096, b"a"))  # a whole block: the hole's zeros are not read
         f.seek(64 << 10, os.SEEK_END)
         f.write(b"b" + end + b"\n")
-    before, peak = _bytes_read(), _peak()
+    before, peak = bytes_read(), _peak()
     follower = Follower(home, claude_code.HOST, tmp_path / "projects", frozenset())
     with follower.locked():
         follower.once()
-    assert _bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
+    assert bytes_read() - before < 16 << 20 and _peak() - peak < 256 << 20
     damage = ("tool_result", "memoryd-connect", True)
     assert _written(home, SESSION) == [
         ("session", None, None),

@@ -24,6 +24,7 @@ from memoryd.errors import DamagedLogError
 from memoryd.lines import Block, Blocks, Piece
 from memoryd.logfiles import read_from
 from memoryd.memory import journal
+from sparse import bytes_read, happen, put
 
 PAGE = 4096  # a hole is made of whole pages of the file system; a shorter seek writes zeros
 
@@ -229,29 +230,9 @@ def streams(draw: Any) -> Stream:
 
 
 def write(path: Path, parts: Iterable[bytes | int]) -> None:
-    """The file at `path` made anew of `parts`: data written, holes seeked over (a hole at the
-    end made by truncating the file longer)."""
+    """The file at `path` made anew (a new file, not the old one cut) of `parts` (`put`)."""
     path.unlink(missing_ok=True)
-    with path.open("wb") as f:
-        for part in parts:
-            if isinstance(part, int):
-                f.seek(part, os.SEEK_CUR)
-            else:
-                f.write(part)
-        f.truncate(f.tell())
-
-
-def happen(path: Path, event: str) -> None:
-    """What happens to a log or the journal while it is read."""
-    if event == "appended":
-        with path.open("ab") as f:
-            f.write(b'{"type": "user", "text": "later"}\n')
-    elif event == "cut":
-        os.truncate(path, path.stat().st_size // 2)
-    elif event == "replaced":
-        fresh = path.with_name("fresh")
-        fresh.write_bytes(b'{"type": "user", "text": "another"}\n')
-        os.replace(fresh, path)
+    put(path, parts)
 
 
 def consumed(items: Iterator[Any], path: Path, stream: Stream) -> list[Any]:
@@ -400,11 +381,6 @@ def test_zeros_before_a_line_are_passed_over_in_the_journal_and_part_of_a_log_li
     ]
 
 
-def _bytes_read() -> int:
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
-
-
 def test_a_log_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) -> None:
     path = tmp_path / "0.jsonl"
     record = json.dumps({"type": "user", "text": "w" * 1000}).encode() + b"\n"
@@ -414,14 +390,14 @@ def test_a_log_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) -> None
         ("old", lambda: old_log_lines(path, 0, 0, logfiles.MAX_LINE, logfiles._CHUNK)),
         ("now", lambda: read_from(path)[1]),
     ]:
-        before = _bytes_read()
+        before = bytes_read()
         tracemalloc.start()
         try:
             got = [said(line) for line in read()]
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        cost[name] = (got, _bytes_read() - before, peak)
+        cost[name] = (got, bytes_read() - before, peak)
     (old, old_reads, old_peak), (now, reads, peak) = cost["old"], cost["now"]
     assert now == old and len(now) == 5002
     assert abs(reads - old_reads) < 1024 and reads < 24 << 20, (reads, old_reads)

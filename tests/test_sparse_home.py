@@ -24,16 +24,11 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.memory.commands import open_memory
 from memoryd.window.memory import journal as window_journal
+from sparse import bytes_read
 from test_forget import place
 
 HOLE = 2 << 30
 FORGOTTEN = "forgotten.jsonl"
-
-
-def _bytes_read() -> int:
-    """What this process has read through read calls so far (`rchar` of /proc/self/io)."""
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
 
 
 def _address_space() -> int:
@@ -51,7 +46,7 @@ def bounded(reads: int = 32 << 20) -> Iterator[None]:
     machine."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (_address_space() + (1 << 30), hard))
-    before = _bytes_read()
+    before = bytes_read()
     tracemalloc.start()
     try:
         yield
@@ -59,7 +54,7 @@ def bounded(reads: int = 32 << 20) -> Iterator[None]:
     finally:
         tracemalloc.stop()
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    read = _bytes_read() - before
+    read = bytes_read() - before
     assert read < reads and peak < 64 << 20, (read, peak)
 
 

@@ -29,6 +29,7 @@ from memoryd.memory.edits import OWNER, Request, edit
 from memoryd.memory.files import Memory
 from memoryd.memory.journal import Line, Op
 from memoryd.status import KEPT, MemoryDamage
+from sparse import bytes_read
 from test_serve_daemon import Daemon
 from window_home import link, opened
 
@@ -197,11 +198,6 @@ def test_what_status_says_waits_is_what_the_edits_find(home: Home) -> None:
         add("owner.md", "the owner is Ann")
 
 
-def _bytes_read() -> int:
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
-
-
 def fresh(memory: Memory) -> dict[str, str]:
     """What a process that never read the journal reports: the kept verdict removed first."""
     (memory.folder / KEPT).unlink(missing_ok=True)
@@ -219,16 +215,16 @@ def test_the_verdict_reads_only_what_was_appended_and_says_what_a_fresh_reading_
     assert kept.report(memory) == {}  # ids out of order are check's, not damage
     with path.open("ab") as f:
         f.write(lines[0] + b"\0\0not json\n" + lines[1])
-    before = _bytes_read()
+    before = bytes_read()
     found = kept.report(memory)
-    assert _bytes_read() - before < 64 << 10
+    assert bytes_read() - before < 64 << 10
     assert f"line {len(lines) * 2000 + 2}: 2 zero bytes" in found[str(path)]
     # The next process carries on from the verdict kept in the home.
     with path.open("ab") as f:
         f.write(lines[2])
-    before = _bytes_read()
+    before = bytes_read()
     assert MemoryDamage().report(memory) == found
-    assert _bytes_read() - before < 64 << 10
+    assert bytes_read() - before < 64 << 10
     assert fresh(memory) == found
 
     # Fixed in place (the same file, shorter): read again, not carried on.

@@ -9,7 +9,7 @@ import contextlib
 import json
 import os
 import tracemalloc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from memoryd.connect.follow import Follower
 from memoryd.connect.transcript import Transcript
 from memoryd.home import Home
 from memoryd.lines import extent
+from sparse import bytes_read, happen, put
 from transcripts import SESSION, Claude, write
 
 PAGE = 4096  # a hole is made of whole pages of the file system; a shorter seek writes zeros
@@ -130,28 +131,6 @@ def cases(draw: Any) -> Case:
     )
 
 
-def put(path: Path, parts: Iterable[bytes | int], append: bool = False) -> None:
-    """Write `parts` to the file at `path` (anew, or appended): data written, holes seeked over
-    (a hole at the end made by making the file longer)."""
-    with path.open("r+b" if append else "wb") as f:
-        f.seek(0, os.SEEK_END)
-        for part in parts:
-            if isinstance(part, int):
-                f.seek(part, os.SEEK_CUR)
-            else:
-                f.write(part)
-        f.truncate(f.tell())
-
-
-def happen(path: Path, event: str) -> None:
-    """What happens to a transcript while it is read: the host appends to it, or it is cut."""
-    if event == "appended":
-        with path.open("ab") as f:
-            f.write(b'{"type": "user", "text": "later"}\n')
-    elif event == "cut":
-        os.truncate(path, path.stat().st_size // 2)
-
-
 def read(path: Path, offset: int, case: Case, old: bool, event: str = "none") -> Read:
     """The lines after `offset` up to the transcript's size when opened, read by the old reader
     or the connector's (with the case's limit and chunk), `event` happening after `case.after`
@@ -224,11 +203,6 @@ def test_the_connectors_chunk_is_shorter_than_a_transcript_line_may_be() -> None
     assert lines._CHUNK < transcript.MAX_LINE
 
 
-def _bytes_read() -> int:
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
-
-
 def test_a_transcript_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     turn = json.dumps({"type": "user", "text": "w" * 1000}).encode() + b"\n"
@@ -240,7 +214,7 @@ def test_a_transcript_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) 
         fd = os.open(path, os.O_RDONLY)
         with contextlib.closing(Transcript(fd)) as file:
             size = file.stat.st_size
-            before = _bytes_read()
+            before = bytes_read()
             tracemalloc.start()
             try:
                 if name == "old":
@@ -251,7 +225,7 @@ def test_a_transcript_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) 
                 peak = tracemalloc.get_traced_memory()[1]
             finally:
                 tracemalloc.stop()
-            cost[name] = (got, _bytes_read() - before, peak)
+            cost[name] = (got, bytes_read() - before, peak)
     (old, old_reads, old_peak), (now, reads, peak) = cost["old"], cost["now"]
     assert now == old and len(now) == 8004 and now[6000][0] is None
     assert now[-2][0] == (transcript.MAX_LINE, b"{\0")
