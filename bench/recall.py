@@ -102,7 +102,8 @@ ORDER BY top.score, top.rowid
 
 
 def raw_search(ix: Index, found: list[str], k: int, sql: str = RAW_SQL) -> Callable[[], list[Hit]]:
-    """The seed's query: every term quoted, joined by OR, bm25 order, at most k."""
+    """The raw query, `sql` (the seed's by default): every term quoted, joined by OR, bm25
+    order, at most k."""
 
     def run() -> list[Hit]:
         rows = ix.conn.execute(sql, (search.some(found), k)).fetchall()
