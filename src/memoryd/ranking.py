@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memoryd.items import Hit
 from memoryd.relevance import bm25, fold, starting
@@ -120,10 +121,10 @@ class Query:
         return [self.forms[s][0] for s in stems]
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     """An item with the query's content stems it holds, whether it holds every stem (its
-    function words too), and its bm25 score."""
+    function words too), and its bm25 score (a named tuple: one is made for every candidate
+    and neighbour)."""
 
     hit: Hit
     held: frozenset[str]
@@ -232,28 +233,30 @@ def ranked(
     then by score with their neighbours' and their session's best added, older first on a
     tie; each speaker's text once."""
     found = {c.hit.item.key: c for c in candidates}
-    found.update((key, c) for key, c in around.items() if key not in found)
-    near: dict[str, list[Scored]] = {}
-    sessions: dict[str, str | None] = {}
-    best: dict[str | None, float] = {None: 0.0}  # a dropped entry has no session
+    for key, c in around.items():
+        found.setdefault(key, c)
+    parts = {key: _parts(key) for key in found}
+    best: dict[str, float] = {}
     for key, c in found.items():
-        parts = _parts(key)
-        near[key] = [found[n] for n in _next_to(parts) if n in found]
-        at = sessions[key] = None if parts is None else parts[0]
-        if at is not None and c.score > best.get(at, 0.0):
-            best[at] = c.score
-    order = sorted(
-        (_tier(c, near[key], terms), -_boosted(c, near[key], best[sessions[key]]), c.hit.id, c)
-        for key, c in found.items()
-    )
+        at = parts[key]
+        if at is not None and c.score > best.get(at[0], 0.0):
+            best[at[0]] = c.score
+    order = []
+    for key, c in found.items():
+        at = parts[key]
+        near = [found[n] for n in _next_to(at) if n in found]
+        session = best.get(at[0], 0.0) if at is not None else 0.0
+        boosted = c.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session
+        order.append((_tier(c, near, terms), -boosted, c.hit.id, c.hit))
+    order.sort()
     shown: list[Hit] = []
     seen: set[tuple[str, str]] = set()
-    for *_, item in order:
-        said = (item.hit.item.who, item.hit.item.text)
+    for *_, hit in order:
+        said = (hit.item.who, hit.item.text)
         if said in seen:
             continue
         seen.add(said)
-        shown.append(item.hit)
+        shown.append(hit)
         if len(shown) == k:
             break
     return shown
@@ -268,7 +271,3 @@ def _tier(item: Scored, near: list[Scored], terms: int) -> int:
     if len(held) >= terms:
         return 1
     return 2 if terms >= 3 and len(held) == terms - 1 else 3
-
-
-def _boosted(item: Scored, near: list[Scored], session_best: float) -> float:
-    return item.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session_best
