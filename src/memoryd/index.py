@@ -34,6 +34,14 @@ than its second)."""
 
 _WIDER = 4
 
+SEGMENTS = 8
+"""The segments the full-text index may be in before a writer merges them into one (`tidy`).
+FTS5 writes a segment at every commit and merges them only in fours, level by level, so an index
+written a turn at a time stays in 10 to 25; and it looks every term of an expression up in each
+segment (about a microsecond each, some twenty terms a search). Merged, a 3-word recall at 100,000
+items took 13 to 17% less at the median, 9 to 13% at p95; the merge takes 0.09 s at 100,000
+items, 0.74 s at 1,000,000, and comes back after some 50 commits of a turn each."""
+
 
 log = logging.getLogger("memoryd")
 
@@ -308,6 +316,23 @@ class Index:
         """Merge the full-text index into one segment: the fastest form to search."""
         with translated(self.path):
             self.conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
+
+    def segments(self) -> int:
+        """How many segments the full-text index is in (each commit writes one)."""
+        with translated(self.path):
+            (found,) = self.conn.execute(
+                "SELECT count(DISTINCT segid) FROM items_fts_idx"
+            ).fetchone()
+        return int(found)
+
+    def tidy(self) -> bool:
+        """Merge the full-text index into one segment when it is in more than `SEGMENTS`;
+        True when it was."""
+        if self.segments() <= SEGMENTS:
+            return False
+        with self.writing():
+            self.optimize()
+        return True
 
     def count(self) -> int:
         """How many items the index holds."""

@@ -1,0 +1,104 @@
+"""A writer merges the full-text index into one segment when it is in more than
+`index.SEGMENTS` (`Index.tidy`): FTS5 writes a segment at every commit and looks every term up
+in each, so an index written a turn at a time would stay in 10 to 25.
+
+Each writer that adds items tidies after it: the catch-up, the catch-up of one session, and the
+indexing of the journal's dropped entries. Each test first shows the segments grow past the
+limit with the tidy turned off, so it fails when a writer stops tidying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from logs import turn, write_log
+from memoryd import index as index_module
+from memoryd.home import Home
+from memoryd.index import SEGMENTS, Index
+from memoryd.indexer import Names, catch_up, catch_up_session
+from memoryd.memory.dropped import index_dropped
+from memoryd.search import search, terms
+from test_memory_support import add, memory_of, remove
+
+NAMES = Names(agent="agent", owner="owner")
+COMMITS = 80
+
+
+def _most_segments(index: Index, write: Callable[[int], None]) -> int:
+    """The most segments the index is in after each of `COMMITS` writes."""
+    most = 0
+    for n in range(COMMITS):
+        write(n)
+        most = max(most, index.segments())
+    return most
+
+
+def _a_turn(home: Home, n: int) -> None:
+    write_log(home, f"s{n % 3}", turn(f"question {n} about kites", f"answer {n} about rivers"))
+
+
+@pytest.mark.parametrize("tidy", [False, True])
+def test_a_catch_up_a_turn_at_a_time_keeps_the_segments_few(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
+) -> None:
+    if not tidy:
+        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+
+    def write(n: int) -> None:
+        _a_turn(home, n)
+        assert catch_up(index, home.sessions, NAMES).items == 2
+
+    most = _most_segments(index, write)
+    assert most <= SEGMENTS if tidy else most > SEGMENTS
+
+
+@pytest.mark.parametrize("tidy", [False, True])
+def test_a_catch_up_of_one_session_keeps_the_segments_few(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
+) -> None:
+    if not tidy:
+        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+
+    def write(n: int) -> None:
+        _a_turn(home, n)
+        assert catch_up_session(index, home.sessions, f"s{n % 3}", NAMES) is not None
+
+    most = _most_segments(index, write)
+    assert most <= SEGMENTS if tidy else most > SEGMENTS
+
+
+@pytest.mark.parametrize("tidy", [False, True])
+def test_dropped_entries_indexed_one_at_a_time_keep_the_segments_few(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
+) -> None:
+    if not tidy:
+        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    memory = memory_of(home)
+
+    def write(n: int) -> None:
+        add(memory, f"Entry {n} about lanterns.")
+        remove(memory, f"Entry {n} about")
+        assert index_dropped(index, memory.journal) == 1
+
+    most = _most_segments(index, write)
+    assert most <= SEGMENTS if tidy else most > SEGMENTS
+
+
+def test_a_tidied_index_answers_as_before(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    for n in range(40):
+        _a_turn(home, n)
+        catch_up(index, home.sessions, NAMES)
+    asked = [terms(q) for q in ("kites rivers", "question 7", "answer about", "12 kites 30")]
+    before = [[hit.id for hit in search(index, found, 20)] for found in asked]
+    assert index.segments() > 1
+    monkeypatch.setattr(index_module, "SEGMENTS", 1)
+    assert index.tidy()
+    assert index.segments() == 1
+    assert not index.tidy()
+    assert [[hit.id for hit in search(index, found, 20)] for found in asked] == before
+    assert all(before)
