@@ -15,6 +15,7 @@ import pytest
 
 from logs import turn, write_log
 from memoryd import index as index_module
+from memoryd import schema
 from memoryd.home import Home
 from memoryd.index import SEGMENTS, Index
 from memoryd.indexer import Names, catch_up, catch_up_session
@@ -102,3 +103,24 @@ def test_a_tidied_index_answers_as_before(
     assert not index.tidy()
     assert [[hit.id for hit in search(index, found, 20)] for found in asked] == before
     assert all(before)
+
+
+def test_the_write_ahead_log_is_cut_back_after_a_tidy(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schema, "WAL_KEPT", 512 * 1024)
+    monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    wal = home.index.with_name(home.index.name + "-wal")
+    with Index(home.index) as index:
+        for n in range(40):
+            write_log(home, f"s{n}", turn(f"question {n} " * 200, f"answer {n} " * 200))
+            catch_up(index, home.sessions, NAMES)
+        monkeypatch.setattr(index_module, "SEGMENTS", 1)
+        assert index.tidy()
+        assert wal.stat().st_size > 512 * 1024
+        # What SQLite's automatic checkpoint does after a commit of 1,000 pages or more (a tidy
+        # at 100,000 items writes 2,400): the next write starts the log over.
+        index.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        _a_turn(home, 1)
+        catch_up(index, home.sessions, NAMES)
+        assert wal.stat().st_size <= 512 * 1024
