@@ -27,55 +27,27 @@ NAMES = Names(agent="agent", owner="owner")
 COMMITS = 80
 
 
-def _most_segments(index: Index, write: Callable[[int], None]) -> int:
-    """The most segments the index is in after each of `COMMITS` writes."""
-    most = 0
-    for n in range(COMMITS):
-        write(n)
-        most = max(most, index.segments())
-    return most
-
-
 def _a_turn(home: Home, n: int) -> None:
     write_log(home, f"s{n % 3}", turn(f"question {n} about kites", f"answer {n} about rivers"))
 
 
-@pytest.mark.parametrize("tidy", [False, True])
-def test_a_catch_up_a_turn_at_a_time_keeps_the_segments_few(
-    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
-) -> None:
-    if not tidy:
-        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
-
+def _catch_up(home: Home, index: Index) -> Callable[[int], None]:
     def write(n: int) -> None:
         _a_turn(home, n)
         assert catch_up(index, home.sessions, NAMES).items == 2
 
-    most = _most_segments(index, write)
-    assert most <= SEGMENTS if tidy else most > SEGMENTS
+    return write
 
 
-@pytest.mark.parametrize("tidy", [False, True])
-def test_a_catch_up_of_one_session_keeps_the_segments_few(
-    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
-) -> None:
-    if not tidy:
-        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
-
+def _catch_up_session(home: Home, index: Index) -> Callable[[int], None]:
     def write(n: int) -> None:
         _a_turn(home, n)
         assert catch_up_session(index, home.sessions, f"s{n % 3}", NAMES) is not None
 
-    most = _most_segments(index, write)
-    assert most <= SEGMENTS if tidy else most > SEGMENTS
+    return write
 
 
-@pytest.mark.parametrize("tidy", [False, True])
-def test_dropped_entries_indexed_one_at_a_time_keep_the_segments_few(
-    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, tidy: bool
-) -> None:
-    if not tidy:
-        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+def _dropped(home: Home, index: Index) -> Callable[[int], None]:
     memory = memory_of(home)
 
     def write(n: int) -> None:
@@ -83,7 +55,25 @@ def test_dropped_entries_indexed_one_at_a_time_keep_the_segments_few(
         remove(memory, f"Entry {n} about")
         assert index_dropped(index, memory.journal) == 1
 
-    most = _most_segments(index, write)
+    return write
+
+
+@pytest.mark.parametrize("writer", [_catch_up, _catch_up_session, _dropped])
+@pytest.mark.parametrize("tidy", [False, True])
+def test_a_writer_a_commit_at_a_time_keeps_the_segments_few(
+    home: Home,
+    index: Index,
+    monkeypatch: pytest.MonkeyPatch,
+    writer: Callable[[Home, Index], Callable[[int], None]],
+    tidy: bool,
+) -> None:
+    if not tidy:
+        monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    write = writer(home, index)
+    most = 0
+    for n in range(COMMITS):
+        write(n)
+        most = max(most, index.segments())
     assert most <= SEGMENTS if tidy else most > SEGMENTS
 
 
