@@ -9,6 +9,7 @@ limit with the tidy turned off, so it fails when a writer stops tidying.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pytest
@@ -114,3 +115,30 @@ def test_the_write_ahead_log_is_cut_back_after_a_tidy(
         _a_turn(home, 1)
         catch_up(index, home.sessions, NAMES)
         assert wal.stat().st_size <= 512 * 1024
+
+
+def test_a_merge_without_space_is_left_for_later_and_said(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    for n in range(40):
+        said = " ".join(f"kites{n}x{m} rivers{m}" for m in range(200))
+        write_log(home, f"s{n}", turn(said, "answer about rivers"))
+        catch_up(index, home.sessions, NAMES)
+    segments = index.segments()
+    before = [hit.id for hit in search(index, terms("kites rivers7"), 20)]
+    # No free page, and the file may not grow: the merge writes its segment before freeing the
+    # old ones.
+    index.conn.execute("VACUUM")
+    (pages,) = index.conn.execute("PRAGMA page_count").fetchone()
+    index.conn.execute(f"PRAGMA max_page_count = {pages}")
+    monkeypatch.setattr(index_module, "SEGMENTS", 1)
+    with caplog.at_level(logging.WARNING, logger="memoryd"):
+        assert not index.tidy()
+    assert f"stays in {segments} segments for now: no space left" in caplog.text
+    assert index.segments() == segments
+    assert [hit.id for hit in search(index, terms("kites rivers7"), 20)] == before
+    assert before
+    index.conn.execute(f"PRAGMA max_page_count = {2**30}")
+    assert index.tidy()
+    assert index.segments() == 1

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from memoryd import common
-from memoryd.errors import IndexDamagedError
+from memoryd.errors import IndexDamagedError, IndexStoreError
 from memoryd.items import Hit, Item, LogState
 from memoryd.labels import DataClass
 from memoryd.relevance import fold, stems
@@ -327,11 +327,23 @@ class Index:
 
     def tidy(self) -> bool:
         """Merge the full-text index into one segment when it is in more than `SEGMENTS`;
-        True when it was."""
-        if self.segments() <= SEGMENTS:
+        True when it was. Run on its own, a merge that cannot be written (a full disk, another
+        writer holding the index) is left to a later write and said in the log: the items are
+        written, only recall is slower meanwhile."""
+        segments = self.segments()
+        if segments <= SEGMENTS:
             return False
-        with self.writing():
-            self.optimize()
+        alone = not self.conn.in_transaction
+        try:
+            with self.writing():
+                self.optimize()
+        except IndexDamagedError:
+            raise
+        except IndexStoreError as e:
+            if not alone:
+                raise
+            log.warning("the full-text index stays in %d segments for now: %s", segments, e)
+            return False
         return True
 
     def count(self) -> int:
