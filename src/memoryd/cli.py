@@ -102,6 +102,9 @@ def _answered(
         else:
             catch_up(index, home.sessions, names)
         memory_commands.up_to_date(home, index)
+        if not served:
+            # No daemon's watcher to leave it to (`Service.tidy`).
+            index.tidy()
         return answer(home, index)
 
 

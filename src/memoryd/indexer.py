@@ -322,8 +322,6 @@ def catch_up(
         with index.writing():
             for session in vanished:
                 index.remove_session(session)
-    if added or vanished:
-        index.tidy()
     damaged = {session: d for session, d in damage.items() if session not in vanished}
     (folders,) = index.conn.execute("SELECT count(*) FROM logs").fetchone()
     return CatchUp(folders, read, added, damaged)
@@ -348,7 +346,6 @@ def catch_up_session(index: Index, sessions: Path, session: str, names: Names) -
     if done.state.damage and done.state.damage != (state and state.damage):
         log.warning("session %s: %s", session, done.state.damage)
     _write(index, [done])
-    index.tidy()
     return done.state
 
 

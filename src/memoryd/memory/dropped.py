@@ -61,5 +61,4 @@ def index_dropped(index: Index, journal: Path) -> int:
         index.add(items)
         if found.end > start:
             index.save_journal_read(found.end, found.last_start, found.last_digest)
-    index.tidy()
     return len(items)

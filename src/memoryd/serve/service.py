@@ -167,6 +167,12 @@ class Service:
             index_dropped(self.indexes.index, self.memory.journal)
         return done
 
+    def tidy(self) -> None:
+        """Merge the index's full-text segments when they have grown past `index.SEGMENTS`: the
+        watcher's, after its catch-ups, so that no recall, append or edit waits for it."""
+        with self.indexes.guarded(), self.indexes.writer:
+            self.indexes.index.tidy()
+
     def catch_up_changed(self) -> None:
         """`catch_up` of the sessions one scan finds changed; the scan (two stats a session) runs
         before the writers are held, so no append waits for it. The journal's new lines are

@@ -79,13 +79,15 @@ def _watchfiles(sessions: Path, stop: threading.Event) -> Iterator[bool]:
 
 
 def catch_up(service: Service, changed: bool) -> None:
-    """One catch-up (`changed`: an event told of new turns; else only if a log changed), its
-    failure logged: the watcher, and the daemon's last catch-up as it stops, outlive it."""
+    """One catch-up (`changed`: an event told of new turns; else only if a log changed), then the
+    index's segments merged if due (`Service.tidy`), a failure logged: the watcher, and the
+    daemon's last catch-up as it stops, outlive it."""
     try:
         if changed:
             service.catch_up()
         else:
             service.catch_up_changed()
+        service.tidy()
     except MemorydError as e:
         log.warning("indexing: %s", e)
     except Exception:  # the watcher must outlive a bug in one catch-up
