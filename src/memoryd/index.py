@@ -36,9 +36,10 @@ _WIDER = 4
 
 SEGMENTS = 8
 """The segments the full-text index may be in before they are merged into one (`tidy`: the
-daemon's watcher after its catch-ups, a command run without a daemon after its own). FTS5 writes a segment at every commit and merges them only in fours, level by level, so an
-index written a turn at a time stays in 10 to 25; and it looks every term of an expression up
-in each segment (about a microsecond each, some twenty terms a search). Merged, a 3-word recall
+daemon's watcher after its catch-ups, a command run without a daemon after its own). FTS5
+writes a segment at every commit and merges them only in fours, level by level, so an index
+written a turn at a time stays in 10 to 25; and it looks every term of an expression up in
+each segment (about a microsecond each, some twenty terms a search). Merged, a 3-word recall
 at 100,000 items took 17% less at the median, 9 to 13% at p95; the merge takes 0.09 s at
 100,000 items, 0.74 s at 1,000,000, and is due again after some 50 commits of a turn each."""
 

@@ -169,7 +169,8 @@ class Service:
 
     def tidy(self) -> None:
         """Merge the index's full-text segments when they have grown past `index.SEGMENTS`: the
-        watcher's, after its catch-ups, so that no recall, append or edit waits for it."""
+        watcher's, after its catch-ups, so that no recall, append or edit makes one (each may
+        wait for it as for any writer)."""
         with self.indexes.guarded(), self.indexes.writer:
             self.indexes.index.tidy()
 
