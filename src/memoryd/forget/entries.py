@@ -24,7 +24,17 @@ from memoryd.lines import Blocks, Piece, chunks, copy, split
 from memoryd.lock import locked
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, change, parse, render
-from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, take_back
+from memoryd.memory.journal import (
+    By,
+    Line,
+    Op,
+    append,
+    line_of,
+    read,
+    sha256,
+    stamp,
+    take_back,
+)
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import failed, fsync_folder, read_file, replace, temporary
 from memoryd.secrets import redact
@@ -196,8 +206,8 @@ def _scrubbed(path: Path, digests: Collection[str], salt: str) -> int:
 
 def _line(piece: Piece) -> Line | None:
     try:
-        return None if piece.text is None else Line.from_json(piece.text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return line_of(piece)
+    except ValueError:
         return None
 
 

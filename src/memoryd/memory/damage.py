@@ -2,8 +2,8 @@
 
 A verdict is one pass over the journal's complete lines (`lines`, holes not read) and is
 carried on: when the journal only grew, the lines appended since are read and the verdict goes
-on from where it was. A problem is named as `Line.from_json` names it, by the field and never
-by its value: a damaged line may hold a secret.
+on from where it was. A problem is named as `memoryd check` names it (`journal.judged`), by the
+field and never by its value: a damaged line may hold a secret.
 
 What waits follows the readers of the journal: every edit recovers first, which stops when the
 journal's last line is damaged, or when a file's newest line may be a damaged one (a damaged line
@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd import boundary
-from memoryd.lines import Piece
-from memoryd.memory.journal import EMPTY_HASH, Line, read_bytes, read_lines, sha256
+from memoryd.memory.journal import EMPTY_HASH, holds, judged, last_mark, read_lines
 
 
 @dataclass(frozen=True)
@@ -155,8 +154,7 @@ def _grew(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> bool:
     same = before.identity[:2] == now[:2] and now[2] > before.identity[2]
     if not same or before.end == 0:
         return same
-    held = read_bytes(path, before.last_start, before.end - before.last_start)
-    return sha256(held) == before.last_digest
+    return holds(path, before.last_start, before.end, before.last_digest)
 
 
 def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdict:
@@ -164,20 +162,20 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
     damaged = list(before.damaged)
     waiting = dict(before.waiting)
     last, number, end = before.last, before.lines, before.end
-    last_start, last_text = before.last_start, None
+    last_start, digest = before.last_start, before.last_digest
+    final = None
     for piece in read_lines(path, before.end)[1]:
         number = before.lines + piece.number
-        line, found = _judged(piece, number)
-        damaged += found
+        line, problems = judged(piece)
+        damaged += [Damaged(number, problem) for problem in problems]
         last = number if line is None else None
         if line is not None:
             waiting.pop(line.file, None)
         elif piece.text:
             waiting.update({f: number for f, token in tokens.items() if token in piece.text})
-        end = piece.end
-        # A line too long to hold is known by its line break alone (as `journal.read` hashes it).
-        last_start, last_text = (end - 1, b"") if piece.text is None else (piece.start, piece.text)
-    digest = before.last_digest if last_text is None else sha256(last_text + b"\n")
+        end, final = piece.end, piece
+    if final is not None:
+        last_start, digest = last_mark(final)
     return dataclasses.replace(
         before,
         identity=now,
@@ -189,21 +187,6 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
         waiting=waiting,
         last=last,
     )
-
-
-def _judged(piece: Piece, number: int) -> tuple[Line | None, list[Damaged]]:
-    # The journal line the piece is (None when it is none) and what is wrong with it.
-    found = [] if piece.damage is None else [Damaged(number, piece.damage)]
-    # Too long to hold, or zeros and nothing else; a blank line is read, and is damage as the
-    # journal's reader and the edits find it (`journal.read`, `memory/tail.py`).
-    if piece.text is None or (not piece.text and piece.zeros):
-        return None, found
-    try:
-        return Line.from_json(piece.text.decode("utf-8")), found
-    except UnicodeDecodeError:
-        return None, [*found, Damaged(number, "not UTF-8")]
-    except ValueError as e:
-        return None, [*found, Damaged(number, str(e))]
 
 
 def waits(found: Verdict) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.memory.files import shown_name, tag_of
-from memoryd.memory.journal import Line, read, read_bytes, sha256
+from memoryd.memory.journal import Line, holds, read
 from memoryd.secrets import redact
 
 
@@ -44,7 +44,7 @@ def index_dropped(index: Index, journal: Path) -> int:
     rebuild = False
     if state is not None:
         end, last_start, digest = state
-        if sha256(read_bytes(journal, last_start, end - last_start)) == digest:
+        if holds(journal, last_start, end, digest):
             start = end
         else:
             rebuild = True

@@ -16,8 +16,8 @@ import enum
 import hashlib
 import json
 import os
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,9 +28,8 @@ from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
 from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
-from memoryd.memory.files import FILE_NAME, parse
+from memoryd.memory.files import FILE_NAME
 from memoryd.memory.replace import failed, fsync_folder
-from memoryd.secrets import redact
 from memoryd.text import parse_time
 
 T = TypeVar("T", bound=enum.Enum)
@@ -106,6 +105,8 @@ class Line:
             raise ValueError(f"not JSON ({e.msg})") from None
         except RecursionError:  # a line nested 100,000 deep, by hand: every reader failed
             raise ValueError("not JSON (nested too deep to read)") from None
+        except ValueError:  # over 4,300 digits: Python's words name a call no owner can make
+            raise ValueError("not JSON (a number too long to read)") from None
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
         try:
@@ -205,31 +206,63 @@ class Scan:
     last_digest: str = EMPTY_HASH
 
 
+def line_of(piece: Piece) -> Line:
+    """The journal line `piece` is; ValueError naming what is wrong with it in the owner's
+    words, never quoting its bytes (a line edited by hand may hold a secret)."""
+    if piece.text is None:
+        raise ValueError(piece.damage)
+    try:
+        text = piece.text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # Counted as an editor counts the line's bytes: the zeros before its text too.
+        raise ValueError(f"not UTF-8 (byte {piece.zeros + e.start + 1} of the line)") from None
+    return Line.from_json(text)
+
+
+def judged(piece: Piece) -> tuple[Line | None, list[str]]:
+    """The journal line `piece` is (None when it is none) and everything wrong with it: the
+    damage of its bytes (`lines.Piece`), then why its text is no journal line."""
+    found = [] if piece.damage is None else [piece.damage]
+    # Too long to hold, or zeros and nothing else: its damage says it all. A blank line is
+    # read, and is damage as every reader finds it.
+    if piece.text is None or (not piece.text and piece.zeros):
+        return None, found
+    try:
+        return line_of(piece), found
+    except ValueError as e:
+        return None, [*found, str(e)]
+
+
+def last_mark(piece: Piece) -> tuple[int, str]:
+    """Where the journal's last line read, `piece`, starts and the hash of its bytes from there
+    to its end: what a later reading checks to carry on after it (`Scan.last_digest`). A line
+    too long to hold is known by its line break alone."""
+    if piece.text is None:
+        return piece.end - 1, sha256(b"\n")
+    return piece.start, sha256(piece.text + b"\n")
+
+
+def holds(path: Path, last_start: int, end: int, digest: str) -> bool:
+    """Whether the journal at `path` still holds, from `last_start` to `end`, the last line a
+    reading ended with (`last_mark`): a later reading may then carry on from `end`."""
+    return sha256(read_bytes(path, last_start, end - last_start)) == digest
+
+
 def _scan(pieces: Iterable[Piece], start: int, size: int) -> Scan:
     lines: list[Line] = []
     numbers: list[int] = []
     damage = []
-    last_start = end = start
-    last = b""
+    end, final = start, None
     for piece in pieces:
         where = f"line {piece.number}" if start == 0 else f"the line at byte {piece.start}"
-        if piece.damage is not None:
-            damage.append(f"{where}: {piece.damage}")
-        if piece.text is not None and (piece.text or not piece.zeros):
-            try:
-                lines.append(Line.from_json(piece.text.decode("utf-8")))
-            except (UnicodeDecodeError, ValueError) as e:
-                damage.append(f"{where}: {e}")
-            else:
-                numbers.append(piece.number)
-        end = piece.end
-        if piece.text is None:  # a line too long to hold is known by its line break alone
-            last_start, last = end - 1, b"\n"
-        else:
-            last_start, last = piece.start, piece.text + b"\n"
-    return Scan(
-        tuple(lines), tuple(numbers), start, last_start, end, size, tuple(damage), sha256(last)
-    )
+        line, problems = judged(piece)
+        damage += [f"{where}: {problem}" for problem in problems]
+        if line is not None:
+            lines.append(line)
+            numbers.append(piece.number)
+        end, final = piece.end, piece
+    last_start, digest = (start, EMPTY_HASH) if final is None else last_mark(final)
+    return Scan(tuple(lines), tuple(numbers), start, last_start, end, size, tuple(damage), digest)
 
 
 def read_bytes(path: Path, start: int = 0, size: int = -1) -> bytes:
@@ -293,9 +326,8 @@ def last(path: Path, n: int, within: int | None = None) -> list[Line]:
         next(pieces, None)  # a line read from its middle
     found = []
     for piece in deque(pieces, maxlen=n):
-        with contextlib.suppress(UnicodeDecodeError, ValueError):
-            if piece.text is not None:
-                found.append(Line.from_json(piece.text.decode("utf-8")))
+        with contextlib.suppress(ValueError):
+            found.append(line_of(piece))
     return found
 
 
@@ -344,42 +376,3 @@ def take_back(path: Path, size: int, error: JournalError) -> JournalError:
             f"({disk_problem(e)}): the next memoryd command that can write the file applies it"
         )
     return type(error)(f"{error}; nothing was changed")
-
-
-def entries_of(content: bytes) -> tuple[str, ...]:
-    """A file's entries as the journal compares them: secrets removed."""
-    return tuple(redact(e) for e in parse(content.decode("utf-8", "replace")).entries)
-
-
-def last_lines(lines: Iterable[Line]) -> dict[str, Line]:
-    """Each file's last journal line."""
-    return {line.file: line for line in lines}
-
-
-def replay(lines: Iterable[Line], file: str) -> list[str]:
-    """The entries the journal says `file` holds (secrets removed), in no promised order."""
-    entries: list[str] = []
-    for line in lines:
-        if line.file != file:
-            continue
-        for entry in line.removed:
-            if entry in entries:
-                entries.remove(entry)
-        entries.extend(line.added)
-    return entries
-
-
-def difference(before: Sequence[str], after: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The entries `before` has and `after` lacks, and those `after` has and `before` lacks."""
-    old, new = Counter(before), Counter(after)
-    removed = old - new
-    added = new - old
-    return list(_each(before, removed)), list(_each(after, added))
-
-
-def _each(entries: Iterable[str], counts: Counter[str]) -> Iterator[str]:
-    left = Counter(counts)
-    for entry in entries:
-        if left[entry] > 0:
-            left[entry] -= 1
-            yield entry

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,23 +21,10 @@ from memoryd.errors import JournalError, disk_problem
 from memoryd.home import open_private
 from memoryd.lock import locked
 from memoryd.memory.files import Memory, change, parse, render, shown_name
-from memoryd.memory.journal import (
-    EMPTY_HASH,
-    By,
-    Line,
-    Op,
-    Scan,
-    append,
-    difference,
-    entries_of,
-    last_lines,
-    read,
-    replay,
-    sha256,
-    stamp,
-)
+from memoryd.memory.journal import EMPTY_HASH, By, Line, Op, Scan, append, read, sha256, stamp
 from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.memory.tail import Tail, tail
+from memoryd.secrets import redact
 
 
 def again(line: Line, content: bytes) -> bytes:
@@ -222,3 +210,42 @@ def consistency(memory: Memory, journal: Scan) -> list[str]:
                 "a line is missing or was changed by hand"
             )
     return problems
+
+
+def entries_of(content: bytes) -> tuple[str, ...]:
+    """A file's entries as the journal compares them: secrets removed."""
+    return tuple(redact(e) for e in parse(content.decode("utf-8", "replace")).entries)
+
+
+def last_lines(lines: Iterable[Line]) -> dict[str, Line]:
+    """Each file's last journal line."""
+    return {line.file: line for line in lines}
+
+
+def replay(lines: Iterable[Line], file: str) -> list[str]:
+    """The entries the journal says `file` holds (secrets removed), in no promised order."""
+    entries: list[str] = []
+    for line in lines:
+        if line.file != file:
+            continue
+        for entry in line.removed:
+            if entry in entries:
+                entries.remove(entry)
+        entries.extend(line.added)
+    return entries
+
+
+def difference(before: Sequence[str], after: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The entries `before` has and `after` lacks, and those `after` has and `before` lacks."""
+    old, new = Counter(before), Counter(after)
+    removed = old - new
+    added = new - old
+    return list(_each(before, removed)), list(_each(after, added))
+
+
+def _each(entries: Iterable[str], counts: Counter[str]) -> Iterator[str]:
+    left = Counter(counts)
+    for entry in entries:
+        if left[entry] > 0:
+            left[entry] -= 1
+            yield entry

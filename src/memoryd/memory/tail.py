@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memoryd.errors import JournalError
 from memoryd.lines import Block, Piece
-from memoryd.memory.journal import Line, read_blocks
+from memoryd.memory.journal import Line, line_of, read_blocks
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,8 @@ class Tail:
 
 def _parse(path: Path, piece: Piece) -> Line:
     try:
-        if piece.text is None:
-            raise ValueError(piece.damage)
-        return Line.from_json(piece.text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+        return line_of(piece)
+    except ValueError as e:
         raise JournalError(
             f"{path}: line {piece.number}: {e}; fix or remove that line, then run "
             "`memoryd check` (memory edits wait until then)"
@@ -45,8 +43,8 @@ def _piece(block: Block, data: bytes, start: int, end: int) -> Piece:
     zeros = end - start - len(text) + (block.zeros if start == 0 else 0)
     piece = Piece(0, block.start + end - len(text), block.start + end + 1, text, zeros)
     try:
-        Line.from_json(text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        line_of(piece)
+    except ValueError:
         return dataclasses.replace(piece, number=block.number + data.count(b"\n", 0, start))
     return piece
 
@@ -66,7 +64,7 @@ def _last_for(block: Block, data: bytes, token: bytes, file: str) -> Piece | Non
 
 
 def _file(piece: Piece) -> str:
-    return Line.from_json((piece.text or b"").decode("utf-8")).file
+    return line_of(piece).file
 
 
 def tail(path: Path, files: Iterable[str]) -> Tail:
