@@ -112,6 +112,32 @@ JOURNAL_LINES = st.tuples(st.sampled_from([0, 0, 3]), _BODIES).map(
 )
 
 
+LONE_SURROGATE = (
+    b'{"id": 2, "at": "2026-09-28T23:19:00.000Z", "file": "notes.md", "op": "add", "by": "owner", '
+    b'"session": null, "class": "private", "before": "'
+    + b"0" * 64
+    + b'", "after": "'
+    + b"1" * 64
+    + b'", "removed": [], "added": ["'
+    + MARK.encode()
+    + rb' \ud800"], "undoes": null}'
+)
+"""A line as memoryd writes one, but for a lone surrogate escaped in an entry (by hand): no
+reader could write it back as UTF-8 (a forget's scrub stopped on one)."""
+
+
+def test_a_lone_surrogate_is_refused_by_every_reader_and_a_pair_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    read_as, accepted = readings(path, LONE_SURROGATE)
+    assert read_as == dict.fromkeys(read_as) and not accepted
+    pair = LONE_SURROGATE.replace(rb"\ud800", rb"\ud83d\ude00")
+    read_as, accepted = readings(path, pair)
+    assert accepted and {line.added for line in read_as.values() if line} == {
+        (f"{MARK} \U0001f600",)
+    }
+    assert all(read_as.values())
+
+
 def _bad_byte(raw: bytes) -> int | None:
     """The first byte of `raw` that is not UTF-8, counted from 1; None when it is UTF-8."""
     try:
@@ -179,6 +205,7 @@ def test_the_five_readers_accept_and_refuse_the_same_lines_and_name_the_same_pro
         (b'{"id": 1, "at": "\xff' + MARK.encode() + b'"}', "not UTF-8 (byte 18 of the line)"),
         (bytes(3) + b'{"\xe2\x80"}', "not UTF-8 (byte 6 of the line)"),
         (b'{"id": ' + b"9" * 5000 + b"}", "not JSON (a number too long to read)"),
+        (LONE_SURROGATE, "not a journal line (a text escapes a lone surrogate)"),
     ],
 )
 def test_check_status_and_an_edit_name_the_problem_in_the_same_words(

@@ -16,6 +16,7 @@ import enum
 import hashlib
 import json
 import os
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -31,6 +32,20 @@ from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.text import parse_time
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a surrogate: a lone one is no Unicode text (a pair is one character)."""
+
+
+def _unicode(raw: object) -> bool:
+    """Whether every string of a parsed JSON value, keys too, is Unicode text (encodes as
+    UTF-8)."""
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 T = TypeVar("T", bound=enum.Enum)
 
@@ -109,6 +124,10 @@ class Line:
             raise ValueError("not JSON (a number too long to read)") from None
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
+        if _ESCAPED_SURROGATE.search(text) and not _unicode(raw):
+            # Written by hand: memoryd writes its lines as UTF-8, which holds no lone surrogate,
+            # and no reader could write such a text back (a forget's scrub stopped on one).
+            raise ValueError("not a journal line (a text escapes a lone surrogate)")
         try:
             return cls._from(raw)
         except KeyError as e:
