@@ -24,7 +24,7 @@ from pathlib import Path
 
 import memoryd
 from memoryd import index as index_module
-from memoryd import indexer, schema
+from memoryd import indexer, schema, segments
 from memoryd.index import Index
 from memoryd.indexer import catch_up
 from memoryd.items import Item
@@ -75,7 +75,7 @@ def fingerprint(home: Path) -> dict[str, str]:
     return {
         "home": hashlib.sha256((home.parent / "done.json").read_bytes()).hexdigest(),
         "schema": hashlib.sha256(repr(schema.MIGRATIONS).encode()).hexdigest(),
-        "code": source_digest(index_module, indexer),
+        "code": source_digest(index_module, indexer, segments),
         "sqlite": sqlite3.sqlite_version,
     }
 
@@ -127,7 +127,7 @@ def build_index(home: Path, path: Path) -> Build:
         start = time.perf_counter()
         done = catch_up(ix, home / "sessions", NAMES)
         # The daemon's watcher merges the full-text segments after its catch-ups (`tidy`).
-        ix.tidy()
+        segments.tidy(ix)
         seconds = time.perf_counter() - start
         if done.damaged:
             raise RuntimeError(f"damaged logs in the benchmark home: {done.damaged}")

@@ -12,11 +12,11 @@ from collections.abc import Callable
 import pytest
 
 from logs import turn, write_log
-from memoryd import cli, schema
-from memoryd import index as index_module
+from memoryd import cli, schema, segments
 from memoryd.home import Home
-from memoryd.index import SEGMENTS, WAITED, Index
+from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.segments import SEGMENTS, WAITED
 from memoryd.serve import watch
 from memoryd.serve.service import Service
 from test_cli import memoryd
@@ -26,15 +26,15 @@ NAMES = Names(agent="agent", owner="owner")
 
 def _many_segments(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     """The home's logs indexed a turn at a time, unmerged: more than `SEGMENTS` segments."""
-    monkeypatch.setattr(index_module, "SEGMENTS", 10**9)
+    monkeypatch.setattr(segments, "SEGMENTS", 10**9)
     with Index(home.index) as index:
         for n in range(80):
             write_log(home, f"s{n % 3}", turn(f"question {n} about kites", f"answer {n}"))
             catch_up(index, home.sessions, NAMES)
-            if index.segments() > SEGMENTS:
+            if segments.count(index) > SEGMENTS:
                 break
-        assert index.segments() > SEGMENTS
-    monkeypatch.setattr(index_module, "SEGMENTS", SEGMENTS)
+        assert segments.count(index) > SEGMENTS
+    monkeypatch.setattr(segments, "SEGMENTS", SEGMENTS)
 
 
 def _command(home: Home) -> None:
@@ -62,7 +62,7 @@ def test_a_busy_index_leaves_the_merge_for_later_without_waiting_the_busy_timeou
     # the watcher held the daemon's writers (appends, edits) as long.
     _many_segments(home, monkeypatch)
     with Index(home.index) as index:
-        segments = index.segments()
+        before = segments.count(index)
     other = sqlite3.connect(home.index, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -77,13 +77,13 @@ def test_a_busy_index_leaves_the_merge_for_later_without_waiting_the_busy_timeou
         assert "question 0 about kites" in capsys.readouterr().out
     said = [r.getMessage() for r in caplog.records if "full-text" in r.getMessage()]
     assert said == [
-        f"the full-text index stays in {segments} segments for now: another process is writing "
+        f"the full-text index stays in {before} segments for now: another process is writing "
         "the index"
     ]
     with Index(home.index) as index:
-        assert index.segments() == segments
-        assert index.tidy()
-        assert index.segments() == 1
+        assert segments.count(index) == before
+        assert segments.tidy(index)
+        assert segments.count(index) == 1
 
 
 def test_status_answers_when_the_segments_cannot_be_counted(home: Home) -> None:

@@ -35,6 +35,7 @@ from memoryd.options import GROUP_HOME, echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
+from memoryd.segments import tidy
 from memoryd.serve.client import serves
 from memoryd.start import frozen_imports
 
@@ -104,7 +105,7 @@ def _answered(
         memory_commands.up_to_date(home, index)
         if not served:
             # No daemon's watcher to leave it to (`Service.tidy`).
-            index.tidy()
+            tidy(index)
         return answer(home, index)
 
 

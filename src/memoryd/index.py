@@ -10,13 +10,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from memoryd import common
-from memoryd.errors import IndexDamagedError, IndexStoreError
+from memoryd.errors import IndexDamagedError
 from memoryd.items import Hit, Item, LogState
 from memoryd.labels import DataClass
 from memoryd.relevance import fold, stems
@@ -34,23 +33,6 @@ again on most searches: 6 to 12 us each, about a tenth of what a search's first 
 than its second)."""
 
 _WIDER = 4
-
-_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-SEGMENTS = 8
-"""The segments the full-text index may be in before they are merged into one (`tidy`: the
-daemon's watcher after its catch-ups, a command run without a daemon after its own). FTS5
-writes a segment at every commit and merges them only in fours, level by level, so an index
-written a turn at a time stays in 10 to 25; and it looks every term of an expression up in
-each segment (about a microsecond each, some twenty terms a search). Merged, a 3-word recall
-at 100,000 items took 17% less at the median, 9 to 13% at p95; the merge takes 0.09 s at
-100,000 items, 0.74 s at 1,000,000, and is due again after some 50 commits of a turn each."""
-
-WAITED = 1.0
-"""How long a merge run on its own (`tidy`) waits for another writer, in seconds, before it is
-left for a later write: it is never needed at once, and a command that had nothing to write
-would otherwise wait `schema.BUSY_TIMEOUT` (30 s) for it."""
-
 
 log = logging.getLogger("memoryd")
 
@@ -325,55 +307,6 @@ class Index:
         """Merge the full-text index into one segment: the fastest form to search."""
         with translated(self.path):
             self.conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
-
-    def segments(self) -> int:
-        """How many segments the full-text index is in (each commit writes one)."""
-        with translated(self.path):
-            (found,) = self.conn.execute(
-                "SELECT count(DISTINCT segid) FROM items_fts_idx"
-            ).fetchone()
-        return int(found)
-
-    def tidy(self) -> bool:
-        """Merge the full-text index into one segment when it is in more than `SEGMENTS`;
-        True when it was. Run on its own, a merge that cannot be written (a full disk, another
-        writer holding the index past `WAITED`) or a count that cannot be read is left to a later
-        write and said in the log: the items are written, only recall is slower meanwhile."""
-        alone = not self.conn.in_transaction
-        segments = None
-        try:
-            segments = self.segments()
-            if segments <= SEGMENTS:
-                return False
-            with self._waiting(WAITED if alone else None), self.writing():
-                self.optimize()
-        except IndexDamagedError:
-            raise
-        except IndexStoreError as e:
-            if not alone:
-                raise
-            cause = e.__cause__
-            busy = isinstance(cause, sqlite3.Error) and cause.sqlite_errorcode & 0xFF in _BUSY
-            said = "another process is writing the index" if busy else str(e)
-            many = "its" if segments is None else str(segments)
-            log.warning("the full-text index stays in %s segments for now: %s", many, said)
-            return False
-        return True
-
-    @contextlib.contextmanager
-    def _waiting(self, seconds: float | None) -> Iterator[None]:
-        """Another writer waited for at most `seconds` inside (None: the connection's own wait)."""
-        if seconds is None:
-            yield
-            return
-        with translated(self.path):
-            (kept,) = self.conn.execute("PRAGMA busy_timeout").fetchone()
-            self.conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
-        try:
-            yield
-        finally:
-            with translated(self.path):
-                self.conn.execute(f"PRAGMA busy_timeout = {int(kept)}")
 
     def count(self) -> int:
         """How many items the index holds."""

@@ -41,6 +41,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
+from memoryd.segments import tidy
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
@@ -168,11 +169,11 @@ class Service:
         return done
 
     def tidy(self) -> None:
-        """Merge the index's full-text segments when they have grown past `index.SEGMENTS`: the
+        """Merge the index's full-text segments when they have grown past `segments.SEGMENTS`: the
         watcher's, after its catch-ups, so that no recall, append or edit makes one (each may
         wait for it as for any writer)."""
         with self.indexes.guarded(), self.indexes.writer:
-            self.indexes.index.tidy()
+            tidy(self.indexes.index)
 
     def catch_up_changed(self) -> None:
         """`catch_up` of the sessions one scan finds changed; the scan (two stats a session) runs
