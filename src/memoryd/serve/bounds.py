@@ -48,22 +48,29 @@ def _stopped(sig: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
 
 
+@contextlib.contextmanager
+def stopping(server: uvicorn.Server) -> Iterator[None]:
+    """Within, SIGTERM and SIGINT stop `server` (a second SIGINT forces the stop): enter it
+    before `asyncio.run`. The SystemExit of `stop_on_sigterm` raised inside the event loop's own
+    code (a task's step taken off the queue, not yet run) left that task never woken, and
+    `asyncio.run`'s cleanup waiting for it forever."""
+    previous = {s: signal.signal(s, server.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 class _Server(uvicorn.Server):
     """uvicorn, except that a SIGTERM or SIGINT ends `serve` without raising the signal again
     (uvicorn re-raises it, which would end the process with the signal, not status 0)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """Stop serving on SIGTERM and SIGINT (a second one forces the stop)."""
-        previous = {s: signal.signal(s, self._exit) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
+        """Stop serving on SIGTERM and SIGINT (a second SIGINT forces the stop)."""
+        with stopping(self):
             yield
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-
-    def _exit(self, sig: int, frame: FrameType | None) -> None:
-        self.handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Start serving, at most `footprint.THREADS` requests at once."""

@@ -18,7 +18,7 @@ from memoryd.home import Home
 from memoryd.honcho import run as honcho_run
 from memoryd.serve import footprint
 from memoryd.serve.app import create_app
-from memoryd.serve.bounds import GRACE, bounds, http_server, stop_on_sigterm
+from memoryd.serve.bounds import GRACE, bounds, http_server, stop_on_sigterm, stopping
 from memoryd.serve.claim import claimed
 from memoryd.serve.guard import Guard
 from memoryd.serve.listen import bind_tcp, bind_unix, parse_listen, socket_path
@@ -99,7 +99,8 @@ def serve(
             log.info("serving %s on %s", home.root, where)
             if opened is not None and shown is not None:
                 opened(shown.link())
-            asyncio.run(server.serve(sockets=[sock]))
+            with stopping(server):
+                asyncio.run(server.serve(sockets=[sock]))
         finally:
             stop.set()
             if shown is not None:

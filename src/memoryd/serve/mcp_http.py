@@ -27,7 +27,7 @@ from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.home import Home
-from memoryd.serve.bounds import bounds, http_server, stop_on_sigterm
+from memoryd.serve.bounds import bounds, http_server, stop_on_sigterm, stopping
 from memoryd.serve.guard import Guard
 from memoryd.serve.hosts import names_listener, origin_names_listener
 from memoryd.serve.listen import bind_tcp, parse_listen
@@ -176,6 +176,7 @@ def run(home: Home, session: str, listen: str, public: bool) -> None:
             async with manager.run():
                 await listener.serve(sockets=[sock])
 
-        asyncio.run(serve())
+        with stopping(listener):
+            asyncio.run(serve())
     finally:
         sock.close()
