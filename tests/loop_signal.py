@@ -5,6 +5,7 @@ queue, not yet run), a window a SIGTERM sent right after the server's first line
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 SENT = "memoryd test: SIGTERM sent inside the event loop"
@@ -39,3 +40,14 @@ def in_loop(where: Path) -> dict[str, str]:
     (where / "sitecustomize.py").write_text(_SITE)
     path = [str(where), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {"PYTHONPATH": os.pathsep.join(path)}
+
+
+def ended(proc: subprocess.Popen[bytes], seconds: float = 10) -> int | None:
+    """The process's exit status once it ends within `seconds`; None when it hangs (it is
+    killed then, so that no test leaves it behind)."""
+    try:
+        return proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from logs import turn, write_log
-from loop_signal import SENT, in_loop
+from loop_signal import SENT, ended, in_loop
 from memoryd.home import Home
 
 START = 15.0
@@ -147,12 +147,7 @@ def test_sigterm_while_the_daemon_starts_exits_0_leaving_no_socket_or_pid(home: 
 def test_sigterm_inside_the_event_loop_before_uvicorn_serves_exits_0(home: Home) -> None:
     # Raised there, the signal's SystemExit lost the task's step: asyncio.run waited forever.
     starting = Daemon(home, env=in_loop(home.root.parent / "site"))
-    try:
-        assert starting.proc.wait(timeout=10) == 0, starting.output()
-    finally:
-        if starting.proc.poll() is None:
-            starting.proc.kill()
-            starting.proc.wait()
+    assert ended(starting.proc) == 0, starting.output()
     assert SENT in starting.output()
     assert not starting.socket.exists() and not (home.root / "memoryd.pid").exists()
 

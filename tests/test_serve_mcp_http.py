@@ -21,7 +21,7 @@ import pytest
 from mcp import types
 
 from logs import turn, write_log
-from loop_signal import SENT, in_loop
+from loop_signal import SENT, ended, in_loop
 from mcp_listener import SERVING, START, Listener
 from memoryd.errors import MemorydError
 from memoryd.home import Home
@@ -231,12 +231,7 @@ def test_sigterm_as_soon_as_the_listener_says_where_it_serves_exits_0(home: Home
 def test_sigterm_inside_the_event_loop_before_uvicorn_serves_exits_0(home: Home) -> None:
     # Raised there, the signal's SystemExit lost the task's step: asyncio.run waited forever.
     listener = Listener(home, env=in_loop(home.root.parent / "site"))
-    try:
-        assert listener.proc.wait(timeout=10) == 0, listener.output()
-    finally:
-        if listener.proc.poll() is None:
-            listener.proc.kill()
-            listener.proc.wait()
+    assert ended(listener.proc) == 0, listener.output()
     assert SENT in listener.output()
 
 
