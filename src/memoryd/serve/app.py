@@ -8,7 +8,6 @@ bodies are `bodies`'; the ASGI wrapper outside FastAPI is `guard.Guard`.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -105,25 +104,18 @@ OWNER_ONLY = (
 )
 
 
-def _public(request: Request) -> bool:
-    """Whether a request came in on a listener that is not loopback (a Unix socket or an
-    in-process client has no IP address to be one)."""
-    server = request.scope.get("server")
-    try:
-        return not ipaddress.ip_address(str(server[0])).is_loopback if server else False
-    except ValueError:
-        return False
-
-
 WINDOW_OFF = (
     "the window is off on a --public listener: serve with --window to open it on a loopback "
     "listener of its own"
 )
 
 
-def create_app(service: Service, window: Callable[[], dict[str, str]] | None = None) -> FastAPI:
+def create_app(
+    service: Service, window: Callable[[], dict[str, str]] | None = None, public: bool = False
+) -> FastAPI:
     """The API over `service`; `window` makes a one-time link to the owner's window and its
-    opener file (None: the window is off)."""
+    opener file (None: the window is off); `public` when it is served on a `--public` listener,
+    which refuses the owner's forget."""
     app = FastAPI(
         title="memoryd",
         summary="The memory of a personal AI agent.",
@@ -215,11 +207,13 @@ def create_app(service: Service, window: Callable[[], dict[str, str]] | None = N
         return {"appended": service.append(session, body.records)}
 
     @app.post("/v1/forget")
-    def forget(body: ForgetBody, request: Request) -> Any:
+    def forget(body: ForgetBody) -> Any:
         """The owner's forget, for good: never a tool of the model's, and refused on a
-        listener that is not loopback. `dry_run` answers what it would forget, as recall
-        shows it, each with its key; otherwise the keys it forgot (docs/forget.md)."""
-        if _public(request):
+        `--public` listener. `dry_run` answers what it would forget, as recall shows it, each
+        with its key; otherwise the keys it forgot (docs/forget.md)."""
+        # The listener's, never the connection's: a listener on 0.0.0.0 is reached from
+        # 127.0.0.1 by a client on the agent's machine, and by every client through a TLS proxy.
+        if public:
             return error(403, "owner_only", OWNER_ONLY)
         given = body.entry
         entry = None if given is None or given.words is None else (given.file, given.words)

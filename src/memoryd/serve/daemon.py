@@ -47,10 +47,10 @@ def served(
     from memoryd.window.listener import Site, Window  # the window's pages, only when serving
 
     if public and not window:
-        return Guard(create_app(service), bearer), None
+        return Guard(create_app(service, public=True), bearer), None
     beside = tcp and not public
     shown = Window(service, sock.getsockname()[:2] if beside else None, limits)
-    api = Guard(create_app(service, shown.link), bearer)
+    api = Guard(create_app(service, shown.link, public), bearer)
     if not beside:
         return api, shown
     return Site(api, shown.app(*sock.getsockname()[:2])), shown
