@@ -83,6 +83,8 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
         b"",
         b"not json",
         *_lines({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}),
+        # Ids no request has: the daemon refuses them (400), and the bridge writes no line.
+        *_lines(*({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in (True, 1.5, None, [3]))),
         *_lines({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
     ]
     status, stdout, stderr = bridge(home, tmp_path, lines)

@@ -33,10 +33,7 @@ from typing import Any, BinaryIO
 from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.serve.client import TIMEOUT
-
-# JSON-RPC's error codes, as the SDK names them (it is not imported here).
-INTERNAL_ERROR = -32603
-INVALID_REQUEST = -32600
+from memoryd.serve.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, is_request_id
 
 INTERRUPTED = 130
 """The exit status on Ctrl-C, as the CLI's."""
@@ -158,15 +155,11 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
 def _error(message: dict[str, Any] | None, code: int, text: str) -> dict[str, Any] | None:
     """A JSON-RPC error answering `message` when it is a request; nothing for a notification, a
     client's answer or a line that is no message (the in-process server writes no line)."""
-    if message is None or "method" not in message or not _request_id(message.get("id")):
+    # A float, null or an object is no request's id (the SDK says nothing to it), and one of
+    # Python's NaN or Infinity is no JSON to echo.
+    if message is None or "method" not in message or not is_request_id(message.get("id")):
         return None
     return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
-
-
-def _request_id(found: object) -> bool:
-    # JSON-RPC's ids as MCP's: a string or an integer. A float, null or an object is no request's
-    # (the SDK says nothing to it), and one of Python's NaN or Infinity is no JSON to echo.
-    return isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool))
 
 
 def _version(answer: dict[str, Any]) -> str | None:

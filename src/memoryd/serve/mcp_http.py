@@ -11,6 +11,8 @@ prompt) over MCP's Streamable HTTP transport, at `http://HOST:PORT/mcp`, with th
   refused (`hosts`). A domain name other than `localhost` never does: it is what a rebinding
   attack points at this machine.
 - Slow clients and connections are bounded as the daemon's are (`bounds.http_server`).
+- A message it refuses (one whose id no request has among them) is a JSON-RPC error with the
+  SDK's code and nothing of the request in it (`mcp_refusals.Envelope`).
 
 The daemon's HTTP stack (uvicorn, through `bounds`) is imported here only, never by the stdio
 server, whose start every MCP client session waits for.
@@ -19,12 +21,10 @@ server, whose start every MCP client session waits for.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.home import Home
 from memoryd.serve.bounds import bounds, http_server, stop_on_sigterm, stopping
@@ -32,6 +32,7 @@ from memoryd.serve.guard import Guard
 from memoryd.serve.hosts import names_listener, origin_names_listener
 from memoryd.serve.listen import bind_tcp, parse_listen
 from memoryd.serve.mcp import backend, build
+from memoryd.serve.mcp_refusals import Envelope
 from memoryd.serve.token import token, token_path
 
 PATH = "/mcp"
@@ -87,52 +88,6 @@ class PostOnly:
             await self.app(scope, receive, send)
 
 
-class Unechoed:
-    """The SDK transport's refusals of a body it cannot read (status 400) with a fixed message:
-    its own quotes the parser's error, with the values it could not read, which may be
-    anything the client sent (a key pasted in the wrong place)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request, a 400 answer rewritten."""
-        refused = answered = False
-
-        async def sending(message: Message) -> None:
-            nonlocal refused, answered
-            if message["type"] == "http.response.start" and message["status"] == 400:
-                refused = True
-            elif not refused or message["type"] != "http.response.body":
-                await send(message)
-            elif not answered:  # the first part of the body holds its code; the rest is dropped
-                answered = True
-                body = json.dumps(
-                    {"jsonrpc": "2.0", "id": None, "error": _unreadable(message.get("body", b""))}
-                ).encode()
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", b"%d" % len(body)),
-                ]
-                await send({"type": "http.response.start", "status": 400, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, sending)
-
-
-def _unreadable(answered: bytes) -> dict[str, object]:
-    try:
-        code = json.loads(answered)["error"]["code"]
-    except (ValueError, TypeError, KeyError):
-        code = None
-    if code == PARSE_ERROR:
-        return {"code": PARSE_ERROR, "message": "the body is not JSON: send a JSON-RPC message"}
-    return {
-        "code": INVALID_REQUEST,
-        "message": "the body is not a JSON-RPC message of MCP: send one as MCP defines it",
-    }
-
-
 async def _refuse(send: Send, status: int, message: str, allow: bytes = b"") -> None:
     body = (message + "\n").encode()
     headers = [
@@ -162,7 +117,7 @@ def run(home: Home, session: str, listen: str, public: bool) -> None:
     sock = bind_tcp(host, port)
     try:
         port = sock.getsockname()[1]
-        app = HostCheck(Guard(PostOnly(Unechoed(manager.handle_request)), bearer), host, port)
+        app = HostCheck(Guard(PostOnly(Envelope(manager.handle_request)), bearer), host, port)
         listener = http_server(app, timeout, limit)
         log.info(
             "serving MCP for session %s on http://%s%s (token: $MEMORYD_TOKEN or %s)",

@@ -5,7 +5,8 @@ message here when a daemon serves the home (`serve.bridge`), so it never imports
 
 The session is the path's, which the bridge sets from its own `--session`: nothing in the body
 (a tool argument, `_meta`, a header it could name) chooses another. The route sits behind the
-daemon's `Guard` like every other (the body limit, the token on TCP, one key twice refused).
+daemon's `Guard` like every other (the body limit, the token on TCP, one key twice refused),
+and refuses a message as `mcp --listen` does (`mcp_refusals.Envelope`).
 
 The SDK is imported on the first request, in a worker thread: a daemon no MCP client uses never
 loads it (24 MB more of memory, and half a second).
@@ -49,14 +50,14 @@ class McpRoute:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from memoryd.serve.mcp import build
-        from memoryd.serve.mcp_http import Unechoed
+        from memoryd.serve.mcp_refusals import Envelope
 
         backend: Backend = self.service
         manager = StreamableHTTPSessionManager(
             build(backend, session), json_response=True, stateless=True
         )
         async with manager.run():
-            await Unechoed(manager.handle_request)(scope, receive, send)
+            await Envelope(manager.handle_request)(scope, receive, send)
 
 
 def _load() -> None:

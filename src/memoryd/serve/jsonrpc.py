@@ -1,0 +1,45 @@
+"""JSON-RPC 2.0 as MCP holds a client to it, without the SDK (the stdio bridge, which imports
+none, reads its ids here too): what an id may be, and the refusal of a message whose id is not
+one. Pure: no I/O.
+
+An id is a string or an integer, in every message; `null` only in an error answering a message
+whose id could not be read. MCP allows no `null` in a request (JSON-RPC 2.0 only discourages
+it), and JSON-RPC's fractions are no integer (`1.0` included: the SDK reads no float as one).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+INVALID_REQUEST = -32600
+"""JSON-RPC's code for a message that is no request, as the SDK names it."""
+
+INTERNAL_ERROR = -32603
+"""JSON-RPC's code for an error of the server's own, as the SDK names it."""
+
+BAD_ID = (
+    "the id is not a string or an integer (MCP allows no null, fraction, boolean, list or "
+    "object): send one, or no id for a notification"
+)
+
+
+def is_request_id(found: object) -> bool:
+    """Whether `found` (a JSON value) is an id a request may carry: a string or an integer."""
+    return isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool))
+
+
+def id_refusal(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error for a message whose `id` is neither a string nor an integer (`null`
+    in an error answer aside), or None. A body that is not one JSON object is left to the SDK,
+    which refuses it in its own words."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    found = message["id"]
+    if is_request_id(found) or (found is None and "error" in message and "method" not in message):
+        return None
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": BAD_ID}}
