@@ -63,6 +63,13 @@ def listener(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Listener]:
     assert running.stop() == 0, running.output()
     logged = running.output()
     assert KEY[6:] not in logged and "hunter2" not in logged and "Traceback" not in logged
+    kept = _home_bytes(home)
+    assert KEY[6:].encode() not in kept and b"hunter2" not in kept
+
+
+def _home_bytes(home: Home) -> bytes:
+    """Every byte of every file of the home."""
+    return b"".join(p.read_bytes() for p in home.root.rglob("*") if p.is_file())
 
 
 def _post(
@@ -314,3 +321,7 @@ def test_the_daemons_mcp_route_refuses_as_the_listener_does(daemon: Daemon) -> N
         assert "hunter2" not in refused.text
         listed = c.post("/v1/mcp/s1", headers=JSON, json=_listing("p", None)).json()
         assert listed["id"] == "p" and "tools" in listed["result"]
+    assert daemon.stop() == 0
+    assert KEY[6:] not in daemon.output() and "hunter2" not in daemon.output()
+    kept = _home_bytes(daemon.home)
+    assert KEY[6:].encode() not in kept and b"hunter2" not in kept
