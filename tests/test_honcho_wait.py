@@ -55,29 +55,29 @@ def ask_mcp(c: httpx.Client, n: int) -> str:
 def test_recalls_waiting_on_a_hanging_honcho_each_cost_one_wait_and_hold_up_nothing(
     hanging: Daemon, ask: Callable[[httpx.Client, int], str]
 ) -> None:
-    took: list[float] = []
+    done: list[float] = []
     texts: list[str] = []
 
     def recall(n: int) -> None:
-        began = time.monotonic()
         with hanging.client() as c:
             texts.append(ask(c, n))
-        took.append(time.monotonic() - began)
+        done.append(time.monotonic())
 
     asking = [threading.Thread(target=recall, args=(n,)) for n in range(RECALLS)]
     for thread in asking:
         thread.start()
     time.sleep(0.5)  # every recall is waiting on Honcho now
-    began = time.monotonic()
     with hanging.client() as c:
         status = c.get("/v1/status", timeout=30)
         block = c.get("/v1/block", timeout=30)
-    answered = time.monotonic() - began
+    answered = time.monotonic()
     for thread in asking:
         thread.join(30)
     assert status.status_code == 200 and block.status_code == 200
-    # Served while the recalls wait, not after a wait of theirs.
-    assert answered < WAIT_S / 2, answered
-    # Each recall one wait (and the start of its own request), never two or more.
-    assert len(took) == RECALLS and max(took) < 2 * WAIT_S - 0.3, took
+    # Orderings, not wall times: the MCP route's first requests import the SDK on the request
+    # threads (0.5 s, and several on a loaded machine), and status waits for one of them. Served
+    # while the recalls wait, not after a wait of theirs:
+    assert len(done) == RECALLS and answered < min(done), (answered, done)
+    # Each recall one wait, side by side: none waited for another's to end.
+    assert max(done) - min(done) < WAIT_S, done
     assert all("fleet: unavailable" in t for t in texts), texts
