@@ -142,7 +142,9 @@ def _from_query(place: Place, query: str, confirmed: tuple[str, ...]) -> list[Ta
         raise ForgetError(str(e)) from None
     hits = place.index().search(every(terms), QUERY_LIMIT)
     keys = [hit.item.key for hit in hits]
-    if confirmed and not set(confirmed) <= set(keys):
+    # Any change refuses: a match the owner was not shown must not be forgotten unseen, and
+    # one gone since leaves the owner confirming a list that is not the one carried out.
+    if confirmed and set(confirmed) != set(keys):
         raise ForgetError("the matches changed since they were shown: look at them again")
     found = [parse(key) for key in (confirmed or keys)]
     return [t for t in found if t is not None]
