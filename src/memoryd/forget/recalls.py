@@ -3,6 +3,12 @@
 `memory/recalls/YYYY-MM.jsonl` is appended by every recall, without a lock: like a session log
 it is overwritten in place, never replaced. Such a line becomes `{"at":"...","forgotten":true}`
 padded with spaces to its length: when a recall was made stays, its query and keys go.
+
+A query and a forgotten text are compared word by word in the form the index matches them in
+(`relevance.stems`: lowercase, diacritics removed, Porter's stem), of each as written and as a
+person reads it (`folding.normalise`: full-width and other NFKC forms, look-alike letters,
+invisible characters, percent-escapes), so `ＳＳＮ`, `Ｈｕｎｔｅｒ２` or `hûnters` in a query finds
+`ssn` or `hunter2` forgotten, and the other way round.
 """
 
 from __future__ import annotations
@@ -13,16 +19,22 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from memoryd.folding import normalise
 from memoryd.forget.entries import digest
 from memoryd.home import open_private
-from memoryd.search import terms
+from memoryd.relevance import tokens
+from memoryd.stems import stem
 from memoryd.stopwords import STOP_WORDS
 
 
-def words(text: str) -> list[str]:
-    """The words of a text a recall's query is matched on: its terms, folded, not function
+def words(text: str) -> set[str]:
+    """The words of a text a recall's query is matched on (module docstring), not function
     words (a query sharing only `the` with a forgotten text is not about it)."""
-    return [t for t in (term.casefold() for term in terms(text)) if t not in STOP_WORDS]
+    normalised = normalise(text)
+    forms = {text, text.casefold()}
+    if normalised is not None:
+        forms |= {normalised[0], normalised[0].casefold()}
+    return {stem(token) for form in forms for token in tokens(form) if token not in STOP_WORDS}
 
 
 def _hits(entry: dict[str, Any]) -> list[str]:
