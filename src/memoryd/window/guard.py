@@ -59,16 +59,19 @@ def cookie_name(port: int) -> str:
     return f"memoryd_window_{port}"
 
 
-def cookie_of(headers: Iterable[tuple[bytes, bytes]], name: str) -> str | None:
-    """The value of the cookie `name` in the request's `Cookie` headers."""
+def cookies_of(headers: Iterable[tuple[bytes, bytes]], name: str) -> list[str]:
+    """Every value of the cookie `name` in the request's `Cookie` headers, in their order. A
+    page on another port of the same host can set one of the same name for a longer path
+    (cookie tossing: ports share cookies), which the browser sends before the window's own."""
+    found = []
     for key, value in headers:
         if key != b"cookie":
             continue
         for part in value.decode("latin-1").split(";"):
             k, _, v = part.strip().partition("=")
             if k == name:
-                return v
-    return None
+                found.append(v)
+    return found
 
 
 class WindowGuard:
@@ -124,8 +127,9 @@ class WindowGuard:
         if path == OPEN or path.startswith(STATIC):
             await self.app(scope, receive, headed)
             return
-        cookie = cookie_of(scope.get("headers", []), self.cookie)
-        csrf = None if cookie is None else self.keys.csrf(cookie)
+        # The one that opens a session, among every cookie of the window's name.
+        values = cookies_of(scope.get("headers", []), self.cookie)
+        csrf = next((t for t in map(self.keys.csrf, values) if t is not None), None)
         if csrf is None:
             await _refuse(headed, 401, NOT_OPEN)
             return
