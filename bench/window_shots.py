@@ -167,8 +167,13 @@ def main() -> int:
             page = context.new_page()
             page.goto(Path(made["file"]).as_uri())  # as `memoryd window` opens it
             page.wait_for_url(base + "/")
+            # A search is posted (its query in no address): typed as the owner types it.
+            page.fill("input[name=q]", "sailing boat")
+            page.click("form.search button")
+            page.wait_for_selector("ol.items")
+            page.screenshot(path=str(OUT / "search.png"), full_page=False)
+            print("docs/window/search.png")
             shots = {
-                "search": "/?q=sailing+boat&k=8",
                 "sessions": "/sessions",
                 "session": "/sessions/web-research-2026-11-05",
                 "memory": "/memory",
@@ -177,7 +182,7 @@ def main() -> int:
             }
             for name, path in shots.items():
                 page.goto(base + path)
-                page.screenshot(path=str(OUT / f"{name}.png"), full_page=name != "search")
+                page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
                 print(f"docs/window/{name}.png")
             context.close()
     finally:

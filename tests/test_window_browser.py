@@ -116,6 +116,7 @@ def test_search_shows_items_as_the_model_sees_them_and_leads_to_their_turn(page:
     page.fill("input[name=k]", "20")
     page.click("form.search button")
     page.wait_for_selector("ol.items")
+    assert "lake" not in page.url  # posted, then held: the query is in no address
     assert page.locator("ol.items > li").count() >= 2
     first = page.locator("ol.items > li").first
     assert first.locator(".badge").count() >= 4
@@ -206,6 +207,9 @@ def test_forget_shows_exactly_what_goes_then_leaves_no_trace_in_the_home(
         if path.is_file():
             data = path.read_bytes()
             assert SECRET.encode() not in data and b"I like tea" not in data, path
-    page.goto(base(page.url) + "/?q=tea")
+    page.goto(base(page.url) + "/")
+    page.fill("input[name=q]", "tea")
+    page.click("form.search button")
+    page.wait_for_url(re.compile(r"/\?s=[\w-]+$"))
     assert "I like tea" not in page.locator("main").inner_text()
     _no_script_ran(page)

@@ -14,6 +14,7 @@ from memoryd.serve.service import Service
 from memoryd.window.app import build
 from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
+from window_home import search
 
 
 def test_a_damaged_index_is_said_and_rebuilt_then_read_again(home: Home) -> None:
@@ -23,13 +24,15 @@ def test_a_damaged_index_is_said_and_rebuilt_then_read_again(home: Home) -> None
     app = WindowGuard(build(service, keys), keys, "127.0.0.1", 8000)
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
         assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
-        assert "boat 250 harbour250" in client.get("/?q=harbour250").text
+        found = search(client, "harbour250")
+        assert "boat 250 harbour250" in found.text
+        held = found.url.path + "?" + found.url.query.decode()
         damage_pages(home.index)
-        refused = client.get("/?q=harbour250")
+        refused = client.get(held)
         assert refused.status_code == 503 and "rebuil" in refused.text
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            answer = client.get("/?q=harbour250")
+            answer = client.get(held)
             if answer.status_code == 200:
                 break
             time.sleep(0.1)

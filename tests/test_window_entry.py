@@ -1,5 +1,6 @@
-"""The window reads as the daemon's recall does, and forgets a memory entry by its number and its
-text as shown: one holding a secret is forgotten without the secret reaching the browser.
+"""The window reads as the daemon's recall does, and forgets a memory entry by its number and the
+tag of its text as shown: one holding a secret is forgotten without the secret reaching the
+browser, and no entry's text is in a link or a form.
 
 In process (the daemon's Service and the window's app, no watcher): a turn written after the
 last catch-up is found only when the search catches its session up first."""
@@ -18,7 +19,7 @@ from memoryd.serve.service import Service
 from memoryd.window.app import build
 from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
-from window_home import SECRET, csrf, every_file, forms
+from window_home import SECRET, csrf, entry_forms, every_file, forms, search
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def test_a_search_for_a_session_finds_the_turn_its_log_has_just_got(
     home: Home, window: TestClient
 ) -> None:
     write_log(home, "s1", turn("the oars are in the quillshed", "fine"))
-    found = window.get("/", params={"q": "quillshed", "session": "s1"}).text
+    found = search(window, "quillshed", session="s1").text
     assert "the oars are in the quillshed" in found and "Nothing matched" not in found
 
 
@@ -52,7 +53,8 @@ def test_an_entry_holding_a_secret_is_forgotten_by_its_number_never_sending_the_
         for part in page.split('href="')[1:]
         if part.startswith("/forget?file=notes.md")
     ]
-    assert len(links) == 3 and "n=2" in links[1]
+    assert len(links) == 3 and "n=2" in links[1] and "tag=" in links[1]
+    assert all("password" not in link and "tea" not in link for link in links)
     shown = window.get(links[1])
     assert shown.status_code == 200 and "my password is" in shown.text
     assert SECRET not in shown.text
@@ -64,7 +66,7 @@ def test_an_entry_holding_a_secret_is_forgotten_by_its_number_never_sending_the_
             if 'value="' in part.split(">")[0]
         )
     )
-    assert form["n"] == "2" and form["file"] == "notes.md"
+    assert form["n"] == "2" and form["file"] == "notes.md" and "shown" not in form
     done = window.post("/forget", data={**form, "csrf": csrf(shown.text)})
     assert done.status_code == 200, done.text
     assert notes.read_text() == "# Notes\n\nlikes tea\n\nrows on Sundays\n"
@@ -77,9 +79,10 @@ def test_an_entry_is_not_forgotten_when_the_file_changed_since_it_was_shown(
 ) -> None:
     notes = home.memory / "notes.md"
     notes.write_text("# Notes\n\nlikes tea\n\nrows on Sundays\n")
-    token = csrf(window.get("/memory").text)
+    page = window.get("/memory").text
+    tag = forms(page, "remove")[1]["tag"]
     notes.write_text("# Notes\n\nrows on Sundays\n\nlikes tea\n")
-    asked = {"file": "notes.md", "n": "2", "shown": "rows on Sundays", "csrf": token}
+    asked = {"file": "notes.md", "n": "2", "tag": tag, "csrf": csrf(page)}
     refused = window.post("/forget", data=asked)
     assert refused.status_code == 422 and "changed since" in refused.text
     assert window.post("/forget", data={**asked, "n": "x9"}).status_code == 422
@@ -99,14 +102,14 @@ def test_an_entry_holding_a_secret_is_replaced_then_removed_by_its_number(
     notes.write_text(HELD.format(SECRET))
     page = window.get("/memory").text
     assert SECRET not in page and "stays in the journal" in page
-    replace = [f for f in forms(page, "replace") if f["file"] == "notes.md"][1]
-    assert replace["n"] == "2" and replace["shown"] == "my password is [secret removed]"
+    text, replace = [(t, f) for t, f in entry_forms(page, "replace") if f["file"] == "notes.md"][1]
+    assert replace["n"] == "2" and text == "my password is [secret removed]"
     answers = [_posted(window, {**replace, "text": "has a password manager"})]
     assert answers[0].status_code == 303, answers[0].text
     assert notes.read_text() == HELD.format("").replace("my password is ", "has a password manager")
     page = window.get("/memory").text
-    remove = [f for f in forms(page, "remove") if f["file"] == "notes.md"][1]
-    assert remove["shown"] == "has a password manager"
+    text, remove = [(t, f) for t, f in entry_forms(page, "remove") if f["file"] == "notes.md"][1]
+    assert text == "has a password manager"
     answers.append(_posted(window, remove))
     assert answers[1].status_code == 303, answers[1].text
     assert notes.read_text() == "# Notes\n\nlikes tea\n\nrows on Sundays\n"
@@ -149,7 +152,8 @@ def test_an_entry_changed_since_it_was_shown_or_badly_numbered_is_not_edited(
         {**form, "n": "1"},
         {**form, "n": "0"},
         {**form, "n": "4"},
-        {**form, "shown": "my password is"},
+        {**form, "tag": "0" * 32},
+        {**form, "tag": ""},
     ):
         refused = window.post("/memory/edit", data=asked)
         assert refused.status_code == 409, (asked, refused.text)
@@ -172,6 +176,6 @@ def test_an_entry_whose_text_is_part_of_another_is_removed_by_its_number(
 ) -> None:
     notes = home.memory / "notes.md"
     notes.write_text("# Notes\n\ntea\n\nlikes tea\n")
-    remove = forms(window.get("/memory").text, "remove")[0]
-    assert remove["shown"] == "tea" and _posted(window, remove).status_code == 303
+    text, remove = entry_forms(window.get("/memory").text, "remove")[0]
+    assert text == "tea" and _posted(window, remove).status_code == 303
     assert notes.read_text() == "# Notes\n\nlikes tea\n"

@@ -12,7 +12,7 @@ from logs import turn, write_log
 from memoryd.home import Home
 from test_honcho_recall import configure
 from test_serve_daemon import Daemon
-from window_home import csrf, link, opened
+from window_home import csrf, link, opened, search
 
 
 def _until(condition: object, timeout: float = 10.0) -> bool:
@@ -35,7 +35,7 @@ def test_honcho_items_unavailable_sources_failed_turns_and_their_retry(home: Hom
         try:
             running.wait_ready()
             with opened(link(running)) as client:
-                found = client.get("/?q=coffee&k=5").text
+                found = search(client, "coffee", 5).text
                 assert "honcho: boxmaker2" in found
                 assert "coffee beans arrived &lt;b&gt;bold&lt;/b&gt;" in found
                 assert "rift: unavailable" in found

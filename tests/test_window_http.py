@@ -21,15 +21,16 @@ from window_home import (
     XSS,
     base,
     csrf,
+    entry_forms,
     every_file,
     forms,
     link,
     opened,
+    search,
 )
 
 PAGES = (
     "/",
-    "/?q=hiking&k=20",
     "/sessions",
     "/sessions?page=1",
     "/sessions/hostile",
@@ -38,8 +39,14 @@ PAGES = (
     "/status",
     "/status?session=hostile",
     "/sessions/planted",
-    "/?q=tea+password",
 )
+
+SEARCHES = (("hiking", 20), ("tea password", 8))
+"""Searches made on every page's test besides `PAGES` (a search is posted, then held)."""
+
+
+def _pages(client: httpx.Client) -> list[httpx.Response]:
+    return [client.get(path) for path in PAGES] + [search(client, q, k) for q, k in SEARCHES]
 
 
 def test_a_link_works_once_and_leaves_a_clean_address_with_a_strict_cookie(
@@ -104,8 +111,8 @@ def test_every_page_has_the_strict_csp_and_no_inline_script_style_or_handler(
     served: Daemon,
 ) -> None:
     with opened(link(served)) as client:
-        for path in PAGES:
-            answer = client.get(path)
+        for answer in _pages(client):
+            path = answer.url.path
             assert answer.status_code == 200, (path, answer.text[:300])
             policy = answer.headers["content-security-policy"]
             assert "script-src 'self'" in policy and "default-src 'none'" in policy
@@ -124,25 +131,25 @@ def test_every_page_has_the_strict_csp_and_no_inline_script_style_or_handler(
 def test_hostile_text_shows_as_its_characters(served: Daemon) -> None:
     with opened(link(served)) as client:
         session = client.get("/sessions/hostile").text
-        search = client.get("/?q=hiking+lake&k=20").text
-    for page in (session, search):
+        found = search(client, "hiking lake", 20).text
+    for page in (session, found):
         assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(&#x27;xss&#x27;)&lt;/script&gt;" in session
     assert "onerror=&quot;alert(2)&quot;" in session
     # A forged item header stays inside its record's text, after the text before it.
     body = session[session.index('<div class="body">lake page') :].split("</div>")[0]
     assert FORGED in body
-    found = search[search.index('<div class="body">the lake is cold') :].split("</div>")[0]
-    assert FORGED in found
+    item = found[found.index('<div class="body">the lake is cold') :].split("</div>")[0]
+    assert FORGED in item
     assert "im_start" in session and "<|im_start|>" not in session
-    assert ONERROR not in search and XSS not in search and CHAT_TAG not in search
+    assert ONERROR not in found and XSS not in found and CHAT_TAG not in found
 
 
 def test_no_token_or_secret_reaches_a_log_a_file_or_a_page(served: Daemon) -> None:
     url = link(served)
     token = url.partition("t=")[2]
     with opened(url) as client:
-        pages = [client.get(path).text for path in PAGES]
+        pages = [answer.text for answer in _pages(client)]
         cookie = next(iter(client.cookies.values()))
     assert all(token not in page and cookie not in page for page in pages)
     assert all(SECRET not in page for page in pages)
@@ -224,14 +231,14 @@ def test_a_forget_needs_the_csrf_token_and_a_link_only_shows_what_it_would_forge
         shown = client.get("/forget", params={"item": "plain-007:1:user"})
         assert shown.status_code == 200 and "ordinary turn number 7" in shown.text
         assert client.post("/forget", data={"keys": "plain-007:1:user"}).status_code == 403
-        assert "ordinary turn number 7" in client.get("/?q=ordinary+turn+number+7").text
+        assert "ordinary turn number 7" in search(client, "ordinary turn number 7").text
         refused = client.get("/forget", params={"item": "no-such-session:9:user"})
         assert refused.status_code == 422
         assert "no-such-session" not in refused.text
         token = csrf(shown.text)
         done = client.post("/forget", data={"keys": "plain-007:1:user", "csrf": token})
         assert done.status_code == 200 and "plain-007:1:user" in done.text
-        assert "ordinary turn number 7 " not in client.get("/?q=ordinary+turn+number+7").text
+        assert "ordinary turn number 7 " not in search(client, "ordinary turn number 7").text
 
 
 def test_the_sessions_list_says_where_a_sessions_taint_starts(served: Daemon) -> None:
@@ -270,9 +277,10 @@ def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
         assert client.post("/memory/edit", data=added).status_code == 303
         (replace,) = [
             f
-            for f in forms(client.get("/memory").text, "replace")
-            if _owner(f) and f["shown"] == "The owner rows on Sundays."
+            for text, f in entry_forms(client.get("/memory").text, "replace")
+            if _owner(f) and text == "The owner rows on Sundays."
         ]
+        assert "Sundays" not in str(replace)  # named by its number and tag, never its text
         replaced = client.post(
             "/memory/edit", data={**replace, "text": "The owner rows on Saturdays."}
         )
@@ -282,11 +290,17 @@ def test_replace_and_remove_go_through_the_journal_and_a_forget_covers_an_entry(
         assert "rows on Saturdays" in owner and "rows on Sundays" not in owner
         journal = page[page.index('id="journal"') :]
         assert journal.index("replace") < journal.index("add")  # newest first
-        shown = client.get("/forget", params={"file": "owner.md", "words": "rows on Saturdays"})
+        (named,) = [
+            {name: f[name] for name in ("file", "n", "tag")}
+            for text, f in entry_forms(page, "replace")
+            if _owner(f) and text == "The owner rows on Saturdays."
+        ]
+        assert f"/forget?file=owner.md&amp;n={named['n']}&amp;tag={named['tag']}" in page
+        shown = client.get("/forget", params=named)
         assert shown.status_code == 200 and "owner.md entry" in shown.text
-        done = client.post(
-            "/forget", data={"file": "owner.md", "words": "rows on Saturdays", "csrf": token}
-        )
+        (confirm,) = [f for f in forms(shown.text, "") if f.get("file") == "owner.md"]
+        assert confirm == {**named, "csrf": token}
+        done = client.post("/forget", data=confirm)
         assert done.status_code == 200
         assert "rows on Saturdays" not in client.get("/memory").text
         refused = client.post("/memory/edit", data={**replace, "op": "remove"})
@@ -309,8 +323,8 @@ def test_an_entry_holding_a_secret_is_removed_without_the_secret_leaving_the_dae
     owner.write_text(f"# Owner\n\nThe owner's {held}\n\nThe owner swims.\n")
     with opened(link(served)) as client:
         page = client.get("/memory").text
-        remove = next(f for f in forms(page, "remove") if _owner(f))
-        assert remove["shown"] == "The owner's password: [secret removed]"
+        text, remove = next((t, f) for t, f in entry_forms(page, "remove") if _owner(f))
+        assert text == "The owner's password: [secret removed]" and "owner's" not in str(remove)
         removed = client.post("/memory/edit", data=remove)
         after = client.get("/memory").text
     assert removed.status_code == 303
@@ -334,12 +348,12 @@ HOSTILE_VALUES = (
 
 def test_every_field_of_every_page_is_input(served: Daemon) -> None:
     fields = {
-        "/": ("q", "k", "session"),
+        "/": ("s", "q", "k", "session"),
         "/sessions": ("page",),
         "/sessions/hostile": ("start",),
         "/memory": ("class", "done", "undone"),
         "/status": ("session", "retried"),
-        "/forget": ("item", "session", "turn", "file", "words", "query", "keys"),
+        "/forget": ("item", "session", "turn", "file", "n", "tag", "s", "keys"),
     }
     with opened(link(served)) as client:
         for path, names in fields.items():
@@ -349,6 +363,15 @@ def test_every_field_of_every_page_is_input(served: Daemon) -> None:
                     assert answer.status_code < 500, (path, name, answer.text[:300])
                     assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
                     assert "sk-ant-api03-AAAA" not in answer.text, (path, name)
+        token = csrf(client.get("/").text)
+        for name in ("q", "k", "session"):
+            for value in HOSTILE_VALUES:
+                fields = {"q": "lake", "k": "5", name: value, "csrf": token}
+                answer = client.post("/search", data=fields, follow_redirects=True)
+                assert answer.status_code < 500, (name, answer.text[:300])
+                assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
+                assert "sk-ant-api03-AAAA" not in answer.text, name
+                assert "q=" not in str(answer.url) and "lake" not in str(answer.url)
         for value in HOSTILE_VALUES:
             answer = client.get("/sessions/" + quote(value, safe=""))
             assert answer.status_code == 404 or answer.status_code == 421, value

@@ -9,6 +9,7 @@ import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -103,13 +104,24 @@ def csrf(page: str) -> str:
     return found.group(1)
 
 
+def search(client: Any, query: str, k: int = 8, session: str = "") -> Any:
+    """The answer to a search posted as the window's form posts it (`client`: an httpx client
+    or a TestClient holding the session's cookie), after its redirect to the held search."""
+    token = csrf(client.get("/").text)
+    fields = {"q": query, "k": str(k), "session": session, "csrf": token}
+    answer = client.post("/search", data=fields, follow_redirects=True)
+    assert "?s=" in str(answer.url) and "q=" not in str(answer.url), answer.url
+    return answer
+
+
 def every_file(root: Path) -> list[Path]:
     """Every file under `root`."""
     return [p for p in root.rglob("*") if p.is_file()]
 
 
 def forms(page: str, op: str) -> list[dict[str, str]]:
-    """The hidden fields of each `op` form of the memory page, in the page's order."""
+    """The hidden fields of each `op` form of a page (`""`: the forms without an op), in the
+    page's order."""
     found = []
     for body in re.findall(r"<form[^>]*>(.*?)</form>", page, re.S):
         fields = {
@@ -118,8 +130,19 @@ def forms(page: str, op: str) -> list[dict[str, str]]:
                 r'<input type="hidden" name="([^"]+)" value="([^"]*)"', body
             )
         }
-        if fields.get("op") == op:
+        if fields.get("op", "") == op:
             found.append(fields)
+    return found
+
+
+def entry_forms(page: str, op: str) -> list[tuple[str, dict[str, str]]]:
+    """Each entry of the memory page with the hidden fields of its `op` form: (its text as the
+    page shows it, the fields), in the page's order."""
+    found = []
+    for chunk in page.split('<li><div class="body">')[1:]:
+        fields = forms(chunk.split("</li>")[0], op)
+        if fields:
+            found.append((html.unescape(chunk.split("</div>")[0]), fields[0]))
     return found
 
 

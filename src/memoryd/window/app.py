@@ -1,9 +1,11 @@
 """The window's pages as an ASGI app: each route reads the request, asks the service, renders.
 
-Reading routes are GET and change nothing. Every change is a POST whose form carries the
+Reading routes are GET and change nothing; their addresses hold ids and numbers, never a text
+(the browser keeps every address: `held`). Every change is a POST whose form carries the
 session's CSRF token (checked here; the guard outside checked Host, Origin and the cookie),
 answered by a redirect to the page it came from (a reload does not make the change twice), or
-by the page again with the refusal in memoryd's own words.
+by the page again with the refusal in memoryd's own words. A search is a POST too, held and
+answered by a redirect to `/?s=<id>`, so that its query is in no address or kept form.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from memoryd.errors import MemorydError, RecallError
+from memoryd.forget.record import DONE
 from memoryd.labels import DataClass
 from memoryd.memory.journal import Op
 from memoryd.recall import K_MAX
@@ -30,6 +33,7 @@ from memoryd.window import forget as forget_page
 from memoryd.window import honcho, opener, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page
 from memoryd.window.guard import cookie_name
+from memoryd.window.held import Held, Search
 from memoryd.window.html import Html, el, join
 from memoryd.window.keys import Keys, same
 from memoryd.window.layout import notice, page
@@ -92,6 +96,8 @@ def _number(text: str) -> int | None:
 def build(service: Service, keys: Keys) -> Starlette:
     """The window's pages over `service`, opened by links from `keys`."""
 
+    held = Held(service.home.memory / DONE)
+
     async def opened(request: Request) -> Response:
         posted = request.method == "POST"
         if posted:
@@ -126,26 +132,38 @@ def build(service: Service, keys: Keys) -> Starlette:
         return Response(data, media_type=ASSETS[name])
 
     async def home(request: Request) -> Response:
-        query = request.query_params.get("q", "")
-        session = _session_id(request.query_params.get("session"))
+        name = request.query_params.get("s", "")
+        asked = held.search(name) if name else None
+        if asked is None:
+            gone = notice(forget_page.GONE, "error") if name else ""
+            form = search.form("", search.K_DEFAULT, None, _csrf(request))
+            return _html(page("Search", "search", join([form, gone])))
+        query, k, session = asked.query, asked.k, asked.session
+        parts = [search.form(query, k, session, _csrf(request))]
+        status_code = 200
         try:
-            k = min(K_MAX, max(1, int(request.query_params.get("k", search.K_DEFAULT))))
+            found = await run_in_threadpool(
+                service.read_index,
+                lambda index: search.search(index, service.reading, query, k, session),
+                session,
+            )
+            parts.append(search.results(found, name))
+        except RecallError as e:
+            parts.append(notice(redact(str(e)), "error"))
+            status_code = 422
+        return _html(page("Search", "search", join(parts)), status_code)
+
+    async def searched(request: Request) -> Response:
+        fields = await _form(request)
+        session = _session_id(fields.get("session"))
+        try:
+            k = min(K_MAX, max(1, int(fields.get("k", search.K_DEFAULT))))
         except ValueError:
             k = search.K_DEFAULT
-        parts = [search.form(query, k, session)]
-        status_code = 200
-        if query:
-            try:
-                found = await run_in_threadpool(
-                    service.read_index,
-                    lambda index: search.search(index, service.reading, query, k, session),
-                    session,
-                )
-                parts.append(search.results(found, query))
-            except RecallError as e:
-                parts.append(notice(redact(str(e)), "error"))
-                status_code = 422
-        return _html(page("Search", "search", join(parts)), status_code)
+        if not fields.get("q"):
+            return RedirectResponse("/", status_code=303)
+        name = held.hold(Search(fields["q"], k, session))
+        return RedirectResponse(f"/?s={name}", status_code=303)
 
     async def listing(request: Request) -> Response:
         try:
@@ -180,7 +198,7 @@ def build(service: Service, keys: Keys) -> Starlette:
             chosen = DataClass.PRIVATE
         found = memory_page.files(service.memory)
         lines = memory_page.journal(service.memory)
-        body = memory_page.page_body(found, chosen, lines, _csrf(request))
+        body = memory_page.page_body(found, chosen, lines, _csrf(request), held)
         done = _number(request.query_params.get("done", ""))
         undone = _number(request.query_params.get("undone", ""))
         if message is None and done is not None:
@@ -196,7 +214,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         fields = await _form(request)
         try:
             op = Op(fields.get("op", ""))
-            entry = memory_page.named(op, fields)
+            entry = await run_in_threadpool(memory_page.named, service.memory, held, op, fields)
             done = await run_in_threadpool(
                 service.edit, op, fields.get("file", ""), fields.get("text", ""), "", None, entry
             )
@@ -243,13 +261,15 @@ def build(service: Service, keys: Keys) -> Starlette:
         return RedirectResponse(f"/status?retried={count}", status_code=303)
 
     async def forgetting(request: Request) -> Response:
-        wanted = forget_page.asked(request.query_params)
+        given = dict(request.query_params)
+        wanted = await run_in_threadpool(forget_page.asked, given, service.memory, held)
         shown = await run_in_threadpool(service.forget_preview, wanted)
-        body = forget_page.confirmation(wanted, shown, _csrf(request))
+        body = forget_page.confirmation(wanted, shown, _csrf(request), given)
         return _html(page("Forget", "", body))
 
     async def forgot(request: Request) -> Response:
-        wanted = forget_page.asked(await _form(request))
+        given = await _form(request)
+        wanted = await run_in_threadpool(forget_page.asked, given, service.memory, held)
         found = await run_in_threadpool(service.forget, wanted)
         return _html(page("Forgotten", "", forget_page.done(found)))
 
@@ -261,6 +281,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         Route("/favicon.ico", icon),
         Route("/static/{name}", asset),
         Route("/", home),
+        Route("/search", searched, methods=["POST"]),
         Route("/sessions", listing),
         Route("/sessions/{session}", one),
         Route("/memory", memory),

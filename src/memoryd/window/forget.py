@@ -3,11 +3,12 @@ be forgotten (as `memoryd forget` shows it: each item as recall shows it, with i
 the forget itself, through the daemon's own (`Service.forget`, docs/forget.md).
 
 A link names an item (`item=KEY`), a turn (`session=S&turn=N`), a session (`session=S`), an
-entry of a memory file (`file=F&n=N&shown=T`: its number in the file and its text as the page
-showed it, secrets removed, so that an entry holding a secret is forgotten without the secret
-ever reaching the browser; or `file=F&words=W`) or a query (`query=Q`). The confirmation's form
-carries exactly the keys shown; with a query, a forget is refused when what matches changed
-since (look again). Every text shown passes through the API's redaction.
+entry of a memory file (`file=F&n=N&tag=T`: its number in the file and the tag of its text as
+the page showed it, `memory.seen`) or what a search matches (`s=ID`, the search held by the
+window, `held`): never a text, which the browser would keep in its history after the forget.
+The confirmation's form carries exactly the keys shown, and the same names; with a query, a
+forget is refused when what matches changed since (look again). Every text shown passes
+through the API's redaction.
 """
 
 from __future__ import annotations
@@ -16,52 +17,57 @@ from collections.abc import Mapping
 
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, Done, Shown
+from memoryd.memory.files import Memory
 from memoryd.secrets import redact
+from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import form, hidden
+from memoryd.window.memory import seen
 
-WAYS = "an item, a turn, a session, an entry of a memory file or a query"
+WAYS = "an item, a turn, a session, an entry of a memory file or a search"
+
+GONE = (
+    "This search is no longer held (a forget was done since, the daemon restarted, or a hundred "
+    "searches came after it): search again."
+)
 
 
-def asked(query: Mapping[str, str]) -> Asked:
-    """What a link or a confirmation's form asks to forget; ForgetError when it says nothing
-    or something that is not one of the ways."""
-    keys = tuple(k for k in query.get("keys", "").split("\n") if k)
-    if query.get("item"):
-        keys = (query["item"],)
-    elif query.get("session"):
-        turn = query.get("turn", "")
-        keys = (f"{query['session']}:{turn}" if turn else query["session"],)
-    if query.get("file") and query.get("n"):
-        number = query["n"]
-        if not (number.isascii() and number.isdigit() and len(number) <= 6):
-            raise ForgetError("an entry's number is a whole number: look at the file again")
-        return Asked(at=(query["file"], int(number), query.get("shown", "")))
-    if query.get("file"):
-        return Asked(entry=(query["file"], query.get("words", "")))
-    if query.get("query"):
-        return Asked(keys=keys, query=query["query"])
+def asked(fields: Mapping[str, str], memory: Memory, held: Held) -> Asked:
+    """What a link or a confirmation's form asks to forget; ForgetError when it says nothing,
+    something that is not one of the ways, an entry shown otherwise now, or a search the window
+    no longer holds."""
+    keys = tuple(k for k in fields.get("keys", "").split("\n") if k)
+    if fields.get("item"):
+        keys = (fields["item"],)
+    elif fields.get("session"):
+        turn = fields.get("turn", "")
+        keys = (f"{fields['session']}:{turn}" if turn else fields["session"],)
+    if fields.get("file"):
+        return Asked(at=seen(memory, held, fields, ForgetError))
+    if fields.get("s"):
+        search = held.search(fields["s"])
+        if search is None:
+            raise ForgetError(GONE)
+        return Asked(keys=keys, query=search.query)
     if not keys:
         raise ForgetError(f"say what to forget: {WAYS}")
     return Asked(keys=keys)
 
 
-def _fields(request: Asked, shown: list[Shown]) -> list[Html]:
-    # Redacted like everything the window shows: the index holds no secret, so words or a
-    # query holding one match nothing anyway.
+def _fields(request: Asked, shown: list[Shown], given: Mapping[str, str]) -> list[Html]:
+    # Names only, as the link gave them: the entry's tag, the search's id, the keys shown.
     if request.at is not None:
-        file, n, seen = request.at
-        return [hidden("file", file), hidden("n", str(n)), hidden("shown", redact(seen))]
-    if request.entry is not None:
-        return [hidden("file", request.entry[0]), hidden("words", redact(request.entry[1]))]
+        file, n, _ = request.at
+        return [hidden("file", file), hidden("n", str(n)), hidden("tag", given["tag"])]
     fields = [hidden("keys", "\n".join(s.key for s in shown))]
     if request.query is not None:
-        fields.append(hidden("query", redact(request.query)))
+        fields.append(hidden("s", given["s"]))
     return fields
 
 
-def confirmation(request: Asked, shown: list[Shown], csrf: str) -> Html:
-    """Every item the forget covers, as recall shows it with its key, and the one button."""
+def confirmation(request: Asked, shown: list[Shown], csrf: str, given: Mapping[str, str]) -> Html:
+    """Every item the forget covers, as recall shows it with its key, and the one button;
+    `given` are the link's fields (`asked` read them)."""
     items = join(
         el("li", el("pre", redact(s.text), class_="model"), el("p", "key: ", el("code", s.key)))
         for s in shown
@@ -73,7 +79,8 @@ def confirmation(request: Asked, shown: list[Shown], csrf: str) -> Html:
         "(docs/forget.md). This cannot be undone.",
         class_="notice error",
     )
-    button = form("/forget", csrf, *_fields(request, shown), button="Forget for good", danger=True)
+    fields = _fields(request, shown, given)
+    button = form("/forget", csrf, *fields, button="Forget for good", danger=True)
     keep = el("p", el("a", "Keep it: back to the search", href="/"))
     return join([warning, el("ol", items, class_="forget-list"), button, keep])
 

@@ -56,10 +56,11 @@ def tainted_badge() -> Html:
 
 
 def form(action: str, csrf: str, *fields: Html, button: str, danger: bool = False) -> Html:
-    """A POST form carrying the session's CSRF token."""
+    """A POST form carrying the session's CSRF token, whose fields the browser does not keep
+    (`autocomplete="off"`: neither in its autofill nor in the page's state it saves)."""
     hidden = el("input", type="hidden", name="csrf", value=csrf)
     submit = el("button", button, type="submit", class_="danger" if danger else None)
-    return el("form", hidden, *fields, submit, method="post", action=action)
+    return el("form", hidden, *fields, submit, method="post", action=action, autocomplete="off")
 
 
 def hidden(name: str, value: object) -> Html:

@@ -3,9 +3,10 @@ and the journal as a timeline with undo.
 
 Entries are shown as the block shows them (`shown`: secrets removed, tags neutralised, hidden
 characters out). Edits go through the daemon's own edit (`Service.edit`: the check, the journal,
-the index of dropped entries), by the owner, exactly as `memoryd memory` makes them. A replace or
-remove names its entry by its number and its text as shown (`named`), never by its text: an
-entry holding a secret is edited without the secret reaching the browser.
+the index of dropped entries), by the owner, exactly as `memoryd memory` makes them. A replace,
+a remove or a forget names its entry by its number and the tag of its text as shown (`named`,
+`seen`; `held.Held.tag`), never by its text: an entry holding a secret is edited without the
+secret reaching the browser, and no entry's text is in a form the browser keeps.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memoryd.errors import MemoryEditError
+from memoryd.errors import MemorydError, MemoryEditError
 from memoryd.labels import DataClass
 from memoryd.memory.block import Block, render_block, shown
 from memoryd.memory.commands import summary
@@ -23,6 +24,7 @@ from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, sho
 from memoryd.memory.journal import Line, Op, last
 from memoryd.memory.replace import read_file
 from memoryd.text import when
+from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, form, hidden, url
 
@@ -70,15 +72,39 @@ def journal(memory: Memory) -> list[Line]:
     return list(reversed(last(memory.journal, JOURNAL_SHOWN, _TAIL)))
 
 
-def named(op: Op, fields: Mapping[str, str]) -> tuple[int, str] | None:
+def _number(fields: Mapping[str, str], refused: type[MemorydError]) -> int:
+    """The entry's number a form or link gives (`n`); `refused` when it is not a number."""
+    given = fields.get("n", "")
+    if not (given.isascii() and given.isdigit() and len(given) <= 6):
+        raise refused("an entry's number is a whole number: look at the file again")
+    return int(given)
+
+
+def seen(
+    memory: Memory, held: Held, fields: Mapping[str, str], refused: type[MemorydError]
+) -> tuple[str, int, str]:
+    """The file, number and text as shown of the entry a form or link names (`file`, `n`,
+    `tag`), which must still be shown as it was when the page was made; `refused` otherwise."""
+    n = _number(fields, refused)
+    try:
+        spec = memory.find(fields.get("file", ""))
+    except KeyError:
+        names = ", ".join(spec.name for spec in memory.files)
+        raise refused(f"no such memory file: the files are {names}") from None
+    entries = parse(read_file(memory.path(spec)).decode("utf-8", "replace")).entries
+    text = shown(entries[n - 1]) if 1 <= n <= len(entries) else None
+    if text is None or not held.tags(fields.get("tag", ""), text):
+        raise refused(f"{spec.name} changed since you looked: look at it again")
+    return spec.name, n, text
+
+
+def named(memory: Memory, held: Held, op: Op, fields: Mapping[str, str]) -> tuple[int, str] | None:
     """The entry a replace or remove names (`Request.entry`): its number in the file and its
     text as the page showed it; None for any other op."""
     if op not in (Op.REPLACE, Op.REMOVE):
         return None
-    number = fields.get("n", "")
-    if not (number.isascii() and number.isdigit() and len(number) <= 6):
-        raise MemoryEditError("an entry's number is a whole number: look at the file again")
-    return int(number), fields.get("shown", "")
+    _, n, text = seen(memory, held, fields, MemoryEditError)
+    return n, text
 
 
 def undone(memory: Memory, line_id: int) -> None:
@@ -100,7 +126,7 @@ def _bar(used_now: int, budget: int) -> Html:
     )
 
 
-def _file(found: File, csrf: str) -> Html:
+def _file(found: File, csrf: str, held: Held) -> Html:
     spec = found.spec
     head = el(
         "h3", spec.name, " ", class_badge(spec.data_class.value), " ", badge(str(spec.kind), "tag")
@@ -121,9 +147,10 @@ def _file(found: File, csrf: str) -> Html:
     entries = []
     for n, entry in enumerate(found.doc.entries, start=1):
         text = shown(entry)
-        # By its number and its text as shown: words of an entry holding a secret are shown
-        # without it, so they would not find it, and the secret never reaches the browser.
-        named = (hidden("file", spec.name), hidden("n", n), hidden("shown", text))
+        # By its number and the tag of its text as shown: words of an entry holding a secret
+        # are shown without it, so they would not find it, and no text is in a form or address.
+        tag = held.tag(text)
+        named = (hidden("file", spec.name), hidden("n", n), hidden("tag", tag))
         remove = form(
             "/memory/edit", csrf, hidden("op", "remove"), *named, button="remove", danger=True
         )
@@ -136,7 +163,7 @@ def _file(found: File, csrf: str) -> Html:
             button="replace",
         )
         forget = el(
-            "a", "forget…", class_="danger", href=url("/forget", file=spec.name, n=n, shown=text)
+            "a", "forget…", class_="danger", href=url("/forget", file=spec.name, n=n, tag=tag)
         )
         entries.append(
             el(
@@ -196,7 +223,9 @@ def _line(line: Line, csrf: str) -> Html:
     )
 
 
-def page_body(found: list[File], chosen: DataClass, lines: list[Line], csrf: str) -> Html:
+def page_body(
+    found: list[File], chosen: DataClass, lines: list[Line], csrf: str, held: Held
+) -> Html:
     """The files, the block for `chosen` and the journal's timeline."""
     shown_block = block(found, chosen)
     choose = el(
@@ -214,11 +243,12 @@ def page_body(found: list[File], chosen: DataClass, lines: list[Line], csrf: str
         el("button", "show", type="submit"),
         method="get",
         action="/memory",
+        autocomplete="off",
     )
     label = join(["label: ", class_badge(str(shown_block.label.data_class))])
     parts = [
         el("h2", "Files"),
-        join(_file(f, csrf) for f in found),
+        join(_file(f, csrf, held) for f in found),
         el("h2", "The block"),
         choose,
         el("p", label, class_="label"),

@@ -4,7 +4,8 @@ The answer is made as the daemon's `recall` makes it (the local items, then Honc
 `unavailable` sources), from the same parts, for a session (its class bounds what is shown) or
 for none; a session's log is caught up first, as for the daemon's `recall` (`Service.read_index`
 with the session). The window's searches are the owner's, not the model's: they are not written
-to the recall log, which keeps what the model recalled.
+to the recall log, which keeps what the model recalled. A search is posted and held by an id
+(`held`): its query is in no address the browser keeps.
 """
 
 from __future__ import annotations
@@ -97,10 +98,12 @@ def search(
     return Results(found, joined.label, joined.text, missing, not isinstance(honcho, Asked))
 
 
-def form(query: str, k: int, session: str | None) -> Html:
-    """The search form (GET: a search changes nothing)."""
+def form(query: str, k: int, session: str | None, csrf: str) -> Html:
+    """The search form: posted (`/search`, answered by a redirect to the held search), so that
+    its query is in no address; its fields are not kept by the browser (`autocomplete`)."""
     return el(
         "form",
+        el("input", type="hidden", name="csrf", value=csrf),
         el(
             "input",
             type="search",
@@ -125,9 +128,10 @@ def form(query: str, k: int, session: str | None) -> Html:
             ),
         ),
         el("button", "Recall", type="submit"),
-        method="get",
-        action="/",
+        method="post",
+        action="/search",
         class_="search",
+        autocomplete="off",
     )
 
 
@@ -159,9 +163,9 @@ def _item(found: Found) -> Html:
     )
 
 
-def results(found: Results, query: str) -> Html:
+def results(found: Results, held: str) -> Html:
     """The answer as badges and texts, its label, the sources that did not answer, and the
-    text exactly as the model reads it."""
+    text exactly as the model reads it; `held` names the search (to forget what it matches)."""
     label = join(
         [
             "label: ",
@@ -187,7 +191,7 @@ def results(found: Results, query: str) -> Html:
             "a",
             "forget everything this query matches…",
             class_="danger",
-            href=url("/forget", query=redact(query)),
+            href=url("/forget", s=held),
         )
         parts.append(el("p", forget))
     return join(parts)

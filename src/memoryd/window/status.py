@@ -144,6 +144,7 @@ def _recalls(lines: list[Recalled], session: str | None) -> Html:
         el("button", "filter", type="submit"),
         method="get",
         action="/status",
+        autocomplete="off",
     )
     rows = []
     for line in lines:
