@@ -7,8 +7,8 @@ padded with spaces to its length: when a recall was made stays, its query and ke
 A query and a forgotten text are compared word by word in the form the index matches them in
 (`relevance.stems`: lowercase, diacritics removed, Porter's stem), of each as written and as a
 person reads it (`folding.normalise`: full-width and other NFKC forms, look-alike letters,
-invisible characters, percent-escapes), so `ＳＳＮ`, `Ｈｕｎｔｅｒ２` or `hûnters` in a query finds
-`ssn` or `hunter2` forgotten, and the other way round.
+invisible characters, percent-escapes), so `ＳＳＮ`, `Ｈｕｎｔｅｒ２` or `Hïking` in a query finds
+`ssn`, `hunter2` or `hikes` forgotten, and the other way round.
 """
 
 from __future__ import annotations
