@@ -28,3 +28,14 @@ def index(home: Home) -> Iterator[Index]:
     """The home's index, open."""
     with Index(home.index) as opened:
         yield opened
+
+
+@pytest.fixture
+def me(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's own home folder, where Claude Code and Codex keep their settings."""
+    folder = tmp_path / "me"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return folder

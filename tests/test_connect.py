@@ -543,17 +543,6 @@ def test_a_second_connect_of_a_host_is_refused_unless_quiet(
     assert not (home.sessions / CC_SESSION).exists()
 
 
-@pytest.fixture
-def me(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user's own home folder, where Claude Code and Codex keep their settings."""
-    folder = tmp_path / "me"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    return folder
-
-
 def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 

@@ -13,7 +13,6 @@ import json
 import os
 import shlex
 import sys
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -87,8 +86,12 @@ def _codex_mcp(home: Path) -> str:
     )
 
 
+def _notify(home: Path) -> list[str]:
+    return [executable(), "connect", "codex", "--home", str(home), "--quiet"]
+
+
 def _codex_notify(home: Path) -> str:
-    return f"notify = {_toml([executable(), 'connect', 'codex', '--home', str(home), '--quiet'])}\n"
+    return f"notify = {_toml(_notify(home))}\n"
 
 
 def printed(host: str, home: Path) -> str:
@@ -176,26 +179,23 @@ def _json_file(path: Path, add: Any) -> str:
 
 
 def _toml_file(path: Path, home: Path) -> str:
+    # tomlkit costs 50 ms to import: only an install into Codex's config needs it, not a hook.
+    from memoryd.connect import codex_config
+
     before = _held(path)
-    text = "" if before is None else before.decode("utf-8", "replace")
     try:
-        settings = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):  # nested past the parser's depth
+        text = "" if before is None else before.decode("utf-8")
+        entry = _mcp(home, "codex")
+        server = {"command": entry["command"], "args": entry["args"]}
+        new = codex_config.added(text, _notify(home), server)
+    except (UnicodeDecodeError, ConnectError) as e:
+        problem = e if isinstance(e, ConnectError) else "it is not UTF-8 (TOML is)"
         raise ConnectError(
-            f"{path} was not changed: it is not TOML; fix it, or add the entries "
+            f"{path} was not changed: {problem}; fix it, or add the entries "
             "`memoryd connect codex --print` shows by hand"
         ) from None
-    servers = settings.get("mcp_servers", {})
-    added = ""
-    if "notify" not in settings:
-        added += _codex_notify(home)
-    top, tables = added, text
-    if not (isinstance(servers, dict) and "memoryd" in servers):
-        tables = text + ("" if not text or text.endswith("\n") else "\n") + "\n" + _codex_mcp(home)
-    if not top and tables == text:
+    if new is None:
         return f"{path} already holds memoryd's entries (or a notify of its own): nothing written"
-    new = top + tables
-    tomllib.loads(new)  # what is written must read back
     return _write(path, before, new.encode("utf-8"))
 
 
