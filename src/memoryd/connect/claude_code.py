@@ -168,6 +168,12 @@ def origin(line: dict[str, Any]) -> str | None:
     return session if isinstance(session, str) else None
 
 
+def line_id(line: dict[str, Any]) -> str | None:
+    """A line's `uuid`, which a copy made by `--resume` keeps."""
+    uuid = line.get("uuid")
+    return uuid if isinstance(uuid, str) else None
+
+
 HOST = Host(
     name="claude-code",
     folder=folder,
@@ -175,4 +181,5 @@ HOST = Host(
     stem=lambda path: path.stem,
     events=events,
     origin=origin,
+    line_id=line_id,
 )

@@ -98,3 +98,5 @@ class Host:
     origin: Callable[[dict[str, Any]], str | None] = lambda line: None
     """The stem of the transcript a line was first written in, when the host copies lines
     into a new transcript on resume (None: the line's own transcript)."""
+    line_id: Callable[[dict[str, Any]], str | None] = lambda line: None
+    """The id the host gives a line and keeps when it copies the line (None: it has none)."""

@@ -34,7 +34,7 @@ from memoryd.logfiles import MAX_EPOCH_DIGITS, epoch_logs
 from memoryd.memory.replace import replace
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
-from memoryd.typed import loaded
+from memoryd.typed import fits, loaded
 
 _FLUSH = 2000
 """Lines folded between two writes of a large transcript (a first catch-up)."""
@@ -97,10 +97,10 @@ class Follower:
         self.home, self.host, self.root, self.also = home, host, root, also
         self.folder = home.memory / "connect"
         self.state_path = self.folder / f"{host.name}.json"
-        self.positions = self._load()
+        self.positions, self.copied = self._load()
         self.by_session = {p.session: p for p in self.positions.values()}
 
-    def _load(self) -> dict[str, Position]:
+    def _load(self) -> tuple[dict[str, Position], dict[str, set[str]]]:
         try:
             raw = json.loads(self.state_path.read_bytes())
             found = {key: loaded(Position, value) for key, value in raw["transcripts"].items()}
@@ -111,9 +111,12 @@ class Follower:
                 epoch = loaded(Fold, p.fold).epoch
                 if min(p.offset, p.line, p.log_size, epoch) < 0 or epoch >= 10**MAX_EPOCH_DIGITS:
                     raise ValueError("a position before a file's start, or an epoch past the last")
-            return found
+            copied = raw.get("copied", {})
+            if not fits(copied, dict[str, list[str]]):
+                raise ValueError("copied lines that are not lists of digests")
+            return found, {origin: set(digests) for origin, digests in copied.items()}
         except FileNotFoundError:
-            return {}
+            return {}, {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise ConnectError(
                 f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
@@ -122,7 +125,10 @@ class Follower:
             ) from None
 
     def _save(self) -> None:
-        state = {"transcripts": {k: vars(p) for k, p in sorted(self.positions.items())}}
+        state = {
+            "transcripts": {k: vars(p) for k, p in sorted(self.positions.items())},
+            "copied": {origin: sorted(d) for origin, d in sorted(self.copied.items())},
+        }
         replace(self.state_path, json.dumps(state, ensure_ascii=False).encode("utf-8"))
 
     @contextlib.contextmanager
@@ -134,8 +140,9 @@ class Follower:
     def once(self) -> Pass:
         """Read what every transcript gained since the last pass; write it as session logs."""
         done = Pass()
-        # Oldest first: a transcript resumed into a new file comes after the one it copies.
-        for path in sorted(self.host.transcripts(self.root), key=_age):
+        # In the host's order: which of two transcripts is read first never decides what is
+        # written twice (`_events` decides by the lines' own ids), so their times do not matter.
+        for path in self.host.transcripts(self.root):
             done.transcripts += 1
             try:
                 self._transcript(path, done)
@@ -222,8 +229,9 @@ class Follower:
         if not isinstance(line, dict):
             raise ValueError("not a JSON object")
         written: list[Written] = []
-        origin = self.host.origin(line)
-        if origin is not None and origin != self.host.stem(path):
+        origin, own = self.host.origin(line), self.host.stem(path)
+        copy = origin is not None and origin != own
+        if copy:
             earlier = self.by_session.get(f"{self.host.name}-{origin}")
             if earlier is not None:
                 # A copy of a line already written into the earlier transcript's session: not
@@ -231,7 +239,16 @@ class Follower:
                 if Fold.from_json(earlier.fold).tainted:
                     written += fold.inherits(earlier.session, now)
                 return written
-        for event in self.host.events(line):
+        key = self.host.line_id(line)
+        digest = _digest(key) if key is not None else None
+        if not copy and digest is not None and digest in self.copied.get(own, ()):
+            return written  # written already, from a transcript that copied it before this one
+        events = self.host.events(line)
+        if copy and digest is not None and events:
+            # Its own transcript is not read (yet, or any more): the copy is written here, and
+            # its id kept so that transcript never writes the line again.
+            self.copied.setdefault(str(origin), set()).add(digest)
+        for event in events:
             written += fold.feed(event, self.also, now)
         return written
 
@@ -305,11 +322,9 @@ class Follower:
         )
 
 
-def _age(path: Path) -> tuple[int, str]:
-    try:
-        return path.lstat().st_mtime_ns, path.name
-    except OSError:
-        return 0, path.name
+def _digest(line_id: str) -> str:
+    # A line's id is the transcript's to choose, like its text: the state keeps its digest.
+    return hashlib.sha256(line_id.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _append(path: Path, data: bytes) -> int:
