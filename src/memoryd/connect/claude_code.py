@@ -1,19 +1,23 @@
 """Claude Code: `~/.claude/projects/<project>/<session-uuid>.jsonl` (docs/connect.md has the
-field table). A `user` line is the person's prompt, or tool results Claude Code files as the
-user's; an `assistant` line holds text, thinking and tool calls; a `system` line with subtype
-`compact_boundary` is a compaction. `isSidechain` lines are a sub-agent's: none of their words
-is the person's, and their tool results are untrusted whatever the tool.
+field tables). A `user` line is the person's prompt, a tool's results, or Claude Code's own text
+(`envelopes.py` tells which words are whose); an `assistant` line holds text, thinking and tool
+calls; a `system` line is a compaction (`compact_boundary`) or the end of a turn
+(`stop_hook_summary`, `turn_duration`). `isSidechain` lines are a sub-agent's: none of their
+words is the person's, and their tool results are untrusted whatever the tool.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memoryd.connect.envelopes import CLAUDE_CODE, Kind, empty, inner, parts
 from memoryd.connect.events import (
     Call,
+    Command,
     Compacted,
     Drift,
     Event,
@@ -24,11 +28,27 @@ from memoryd.connect.events import (
     TurnOver,
 )
 
-# Texts Claude Code writes as the user's that the person did not type.
-_HOST_NOTES = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+# Texts Claude Code writes as the user's, whole: an interruption (the turn is over), an image's
+# note, a skill it could not find.
+_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
+_NOTES = re.compile(r"\[Image[^\]\n]*\]|Unknown skill: \S+")
+
+# What marks a user line as Claude Code's own: a caveat, a command's expansion, a skill's text,
+# the compaction's summary, a plan it relays, a tool's result. None of its text is the person's.
+_OWN_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
+_OWN_FIELDS = ("sourceToolUseID", "planContent", "toolUseResult")
+
+# An output envelope after a command in the same text (`<bash-input>` then `<bash-stdout>`).
+_OUTPUT_AFTER = re.compile(
+    "<(" + "|".join(t for t, k in CLAUDE_CODE.items() if k is Kind.OUTPUT) + ")[\\s>]"
+)
 
 # An assistant message that stopped for one of these ended the turn.
 _TURN_ENDS = ("end_turn", "stop_sequence")
+
+# A system line of one of these subtypes ends the main model's turn (a stop_hook_summary whose
+# hook made the model go on does not).
+_TURN_OVER = ("stop_hook_summary", "turn_duration")
 
 
 def folder() -> Path:
@@ -87,39 +107,108 @@ def _message(line: dict[str, Any]) -> Any:
     return message
 
 
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
 def _user(line: dict[str, Any], at: str | None, aside: bool) -> list[Event]:
-    content = _message(line)["content"]
-    if line.get("isMeta") is True or line.get("isCompactSummary") is True:
-        return []  # Claude Code's own text (a command's output, the compaction's summary)
     events: list[Event] = []
-    words = []
-    if isinstance(content, str):
-        words.append(content)
-    else:
-        for block in content:
-            if not isinstance(block, dict):
-                raise Drift("a content block that is not an object")
-            if block.get("type") == "tool_result":
-                call_id = block.get("tool_use_id")
-                events.append(
-                    Result(
-                        call_id if isinstance(call_id, str) else "",
-                        _text(block.get("content")),
-                        at,
-                        untrusted=aside,
-                    )
+    texts: list[str] = []
+    for block in _blocks(_message(line)["content"]):
+        if not isinstance(block, dict):
+            raise Drift("a content block that is not an object")
+        if block.get("type") == "tool_result":
+            call_id = block.get("tool_use_id")
+            events.append(
+                Result(
+                    call_id if isinstance(call_id, str) else "",
+                    _text(block.get("content")),
+                    at,
+                    untrusted=aside,
                 )
-            elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                words.append(block["text"])
-    text = "\n".join(w for w in words if w.strip() and w.strip() not in _HOST_NOTES)
-    if text:
+            )
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    if aside:
         # A sub-agent's prompt was written by the main model, not by the person.
-        events.insert(0, Said(text, at, aside=True) if aside else Prompt(text, at))
+        said = "\n".join(t for t in texts if t.strip() and not _INTERRUPTED.fullmatch(t.strip()))
+        return [Said(said, at, aside=True), *events] if said else events
+    made_by = _made_by(line)
+    words: list[str] = []
+    for text in texts:
+        if made_by is None:
+            events += _typed(text, at, words)
+        else:
+            events += _own(text, at, made_by)
+    said = "\n".join(words)
+    return [Prompt(said, at), *events] if said.strip() else events
+
+
+def _made_by(line: dict[str, Any]) -> str | None:
+    """What made a user line when it is Claude Code's own (the kind of its `origin`, or `meta`),
+    None when it may hold what the person typed."""
+    origin = line.get("origin")
+    if origin is not None:
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        if kind != "human":
+            return kind if isinstance(kind, str) else "origin"
+    flagged = any(line.get(flag) is True for flag in _OWN_FLAGS)
+    return "meta" if flagged or any(line.get(f) is not None for f in _OWN_FIELDS) else None
+
+
+def _typed(text: str, at: str | None, words: list[str]) -> list[Event]:
+    """A text of a line that may be the person's: their words go to `words`; what Claude Code
+    wrote in it becomes the events returned."""
+    whole = text.strip()
+    if _INTERRUPTED.fullmatch(whole):
+        return [TurnOver(at)]
+    if _NOTES.fullmatch(whole):
+        return []
+    events: list[Event] = []
+    for part in parts(text, CLAUDE_CODE):
+        if part.kind is None:
+            words.append(part.text)
+        elif part.kind is Kind.COMMAND:
+            events += _command(part.tag, part.text, at)
+        elif part.kind is Kind.OUTPUT and not empty(part.text):
+            events.append(Result("", part.text, at, name=part.tag))
     return events
+
+
+def _own(text: str, at: str | None, made_by: str) -> list[Event]:
+    """A text of one of Claude Code's own lines: a program's output in it is an untrusted
+    result; so is all of it when it came from elsewhere (a task's notice, a channel)."""
+    events: list[Event] = []
+    for part in parts(text, CLAUDE_CODE):
+        if empty(part.text) or (part.kind is not Kind.OUTPUT and made_by == "meta"):
+            continue
+        events.append(Result("", part.text, at, name=part.tag or made_by))
+    return events
+
+
+def _command(tag: str, text: str, at: str | None) -> list[Event]:
+    """The person's command, as they typed it, and any output written with it."""
+    found: list[Event] = []
+    if tag == "bash-input":
+        command = inner(text, "bash-input")
+        if command is not None:
+            found.append(Command(f"!{command}", at, "bash-mode", {"command": command}))
+    else:
+        name = inner(text, "command-name")
+        if name is not None:
+            args = inner(text, "command-args") or ""
+            typed = f"{name.strip()} {args.strip()}".strip()
+            found.append(Command(typed, at, "slash-command", {"command": name, "args": args}))
+    output = _OUTPUT_AFTER.search(text)
+    if output is not None and not empty(text[output.start() :]):
+        found.append(Result("", text[output.start() :], at, name=output.group(1)))
+    return found
 
 
 def _assistant(line: dict[str, Any], at: str | None, aside: bool) -> list[Event]:
     message = _message(line)
+    if line.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
+        return []  # Claude Code's own words in the model's place: an API error, a stand-in
     content = message["content"]
     events: list[Event] = []
     for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
@@ -156,8 +245,12 @@ def events(line: dict[str, Any]) -> list[Event]:
         return _user(line, at, aside)
     if kind == "assistant":
         return _assistant(line, at, aside)
-    if kind == "system" and line.get("subtype") == "compact_boundary" and not aside:
-        return [Compacted("", at)]
+    if kind == "system" and not aside:
+        subtype = line.get("subtype")
+        if subtype == "compact_boundary":
+            return [Compacted("", at)]
+        if subtype in _TURN_OVER and line.get("preventedContinuation") is not True:
+            return [TurnOver(at)]
     return []
 
 

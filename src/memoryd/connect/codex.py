@@ -2,8 +2,9 @@
 the field table). Every line is `{timestamp, type, payload}`: `session_meta` first,
 `response_item` for the model's messages, tool calls and their outputs, `event_msg` for what
 the interface showed (the person's prompt as typed, the end of a turn), `compacted` for a
-compaction. The person's words are taken from `event_msg` `user_message` only: the
-`response_item` user messages also hold the instructions and environment Codex sends.
+compaction. The person's words are taken from `event_msg` `user_message` only, and not all of
+those are theirs (`envelopes.py`): the `response_item` user messages also hold the instructions
+and environment Codex sends, and a `!` command's output.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memoryd.connect.envelopes import CODEX, Kind, empty, leading, parts
 from memoryd.connect.events import (
     Call,
     Compacted,
@@ -88,9 +90,45 @@ def _arguments(value: Any) -> Any:
         return value
 
 
+# What Codex writes as the person's message that the person did not type: a project's
+# instructions (AGENTS.md), before Codex wrapped them in a tag.
+_HOST_PREFIXES = ("# AGENTS.md instructions for ",)
+
+
+def _typed(text: str, at: str | None) -> list[Event]:
+    """A `user_message`: the person's prompt, unless it is Codex's own text (an envelope, the
+    project's instructions); a program's output in it is an untrusted result."""
+    if text.startswith(_HOST_PREFIXES):
+        return []
+    events: list[Event] = []
+    words = []
+    for part in parts(text, CODEX):
+        if part.kind is None:
+            words.append(part.text)
+        elif part.kind is Kind.OUTPUT and not empty(part.text):
+            events.append(Result("", part.text, at, name=part.tag))
+    said = "".join(words)
+    return [Prompt(said, at), *events] if said.strip() else events
+
+
+def _context(content: Any, at: str | None) -> list[Event]:
+    """A user item Codex sends the model: its instructions and environment (not read), or a
+    `!` command's output, which the model reads: an untrusted result."""
+    events: list[Event] = []
+    for item in content if isinstance(content, list) else []:
+        text = item.get("text") if isinstance(item, dict) else None
+        if isinstance(text, str):
+            envelope = leading(text, CODEX)
+            if envelope is not None and envelope[1] is Kind.OUTPUT and envelope[0] in CODEX:
+                events.append(Result("", text, at, name=envelope[0]))
+    return events
+
+
 def _said(payload: dict[str, Any], at: str | None) -> list[Event]:
+    if payload.get("role") == "user":
+        return _context(payload.get("content"), at)
     if payload.get("role") != "assistant":
-        return []  # the user's and developer's items: instructions and context Codex sends
+        return []  # the developer's items: instructions Codex sends
     content = payload.get("content")
     if isinstance(content, str):
         return [Said(content, at)] if content.strip() else []
@@ -131,10 +169,14 @@ def _event_msg(payload: dict[str, Any], at: str | None) -> list[Event]:
     kind = payload.get("type")
     if kind == "user_message":
         text = _string(payload, "message")
-        return [Prompt(text, at)] if text.strip() else []
-    if kind == "task_complete":
+        if payload.get("kind") not in (None, "plain"):
+            return []  # older versions' instructions and environment, as events of their own
+        return _typed(text, at)
+    if kind in ("task_complete", "turn_complete"):
         last = payload.get("last_agent_message")
         return [TurnOver(at, last if isinstance(last, str) else None)]
+    if kind == "turn_aborted":
+        return [TurnOver(at)]  # interrupted: what the model said so far is its reply
     return []
 
 

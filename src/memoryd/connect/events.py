@@ -25,6 +25,17 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Command:
+    """The person's command as they typed it (`/name args`, `!command`): a `user` record when
+    the model answers it, else a `tool_call` of `tool` with `args` (the host ran it itself)."""
+
+    text: str
+    at: str | None
+    tool: str
+    args: Any
+
+
+@dataclass(frozen=True)
 class Said:
     """The model's text. The main model's last text of a turn becomes `final`; a sub-agent's
     text (`aside`) is only ever an `assistant` record."""
@@ -78,7 +89,7 @@ class SubAgent:
     tool result is untrusted."""
 
 
-Event = Prompt | Said | Call | Result | TurnOver | Compacted | SubAgent
+Event = Prompt | Command | Said | Call | Result | TurnOver | Compacted | SubAgent
 
 
 @dataclass(frozen=True)

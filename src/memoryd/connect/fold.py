@@ -19,6 +19,7 @@ from typing import Any
 from memoryd import boundary
 from memoryd.connect.events import (
     Call,
+    Command,
     Compacted,
     Event,
     Prompt,
@@ -110,6 +111,10 @@ class Fold:
     """How many lines of the transcript could not be read (`memoryd status` shows it)."""
     first_damaged: int = 0
     """The number of the first of them (0 when none)."""
+    command: list[Any] | None = None
+    """The person's command not written yet (its text, time, tool and arguments): a `user`
+    record once the model answers it, a `tool_call` once the host's own output or anything
+    else follows it."""
 
     def _at(self, given: str | None, now: str) -> str:
         if given is not None:
@@ -139,9 +144,31 @@ class Fold:
         self.pending = None
         return self._record({"type": kind, "text": text, "at": at})
 
+    def _settle(self, answered: bool) -> list[Written]:
+        """The person's command, written: as their prompt when the model answers it, else as
+        the host's tool call."""
+        if self.command is None:
+            return []
+        text, at, tool, args = self.command
+        self.command = None
+        if answered:
+            return self._record({"type": "user", "text": text, "at": at})
+        return self._record({"type": "tool_call", "name": tool, "args": args, "at": at})
+
     def feed(self, event: Event, also: frozenset[str], now: str) -> list[Written]:
         """The records one event makes; `also` are the tools the owner trusts, `now` the time
         of a record whose line has none (nor had any line before it)."""
+        settled: list[Written] = []
+        match event:
+            case Said(_, _, aside) if aside or self.aside:
+                pass
+            case Said() | Call() | TurnOver():
+                settled = self._settle(answered=True)
+            case _:
+                settled = self._settle(answered=False)
+        return settled + self._feed(event, also, now)
+
+    def _feed(self, event: Event, also: frozenset[str], now: str) -> list[Written]:
         match event:
             case SubAgent():
                 self.aside = True
@@ -154,6 +181,10 @@ class Fold:
                 return self._flush("final") + self._record(
                     {"type": "user", "text": clean(text), "at": self._at(at, now)}
                 )
+            case Command(text, at, tool, args) if not self.aside:
+                found = self._flush("final")
+                self.command = [clean(text), self._at(at, now), tool_name(tool), arguments(args)]
+                return found
             case Said(text, at, aside) if aside or self.aside:
                 return self._record(
                     {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
