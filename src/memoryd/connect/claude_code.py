@@ -22,6 +22,7 @@ from memoryd.connect.events import (
     Drift,
     Event,
     Host,
+    Notice,
     Prompt,
     Result,
     Said,
@@ -267,6 +268,21 @@ def line_id(line: dict[str, Any]) -> str | None:
     return uuid if isinstance(uuid, str) else None
 
 
+def notice(raw: dict[str, Any]) -> Notice | None:
+    """The Stop hook's input: the main model's turn in `transcript_path` is over, its reply
+    `last_assistant_message` (which Claude Code may not have written to the transcript yet)."""
+    if raw.get("hook_event_name") != "Stop":
+        return None
+    path, session, text = (
+        raw.get(k) for k in ("transcript_path", "session_id", "last_assistant_message")
+    )
+    return Notice(
+        path if isinstance(path, str) else None,
+        session if isinstance(session, str) else None,
+        text if isinstance(text, str) else None,
+    )
+
+
 HOST = Host(
     name="claude-code",
     folder=folder,
@@ -275,4 +291,5 @@ HOST = Host(
     events=events,
     origin=origin,
     line_id=line_id,
+    notice=notice,
 )

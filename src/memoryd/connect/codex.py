@@ -22,6 +22,7 @@ from memoryd.connect.events import (
     Drift,
     Event,
     Host,
+    Notice,
     Prompt,
     Result,
     Said,
@@ -207,10 +208,22 @@ def events(line: dict[str, Any]) -> list[Event]:
     return [Compacted(summary if isinstance(summary, str) else "", at)]
 
 
+def notice(raw: dict[str, Any]) -> Notice | None:
+    """`notify`'s argument: the turn of the thread `thread-id` is over (older versions do not
+    say which thread: then no rollout is named), its reply `last-assistant-message`."""
+    if raw.get("type") != "agent-turn-complete":
+        return None
+    thread, text = raw.get("thread-id"), raw.get("last-assistant-message")
+    return Notice(
+        None, thread if isinstance(thread, str) else None, text if isinstance(text, str) else None
+    )
+
+
 HOST = Host(
     name="codex",
     folder=folder,
     transcripts=transcripts,
     stem=lambda path: path.stem.removeprefix("rollout-"),
     events=events,
+    notice=notice,
 )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ import click
 from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.connect import claude_code, codex, settings
-from memoryd.connect.events import Host
+from memoryd.connect.events import Host, Notice
 from memoryd.connect.follow import Follower, Pass
 from memoryd.errors import ConnectError
 from memoryd.home import resolve
@@ -37,8 +39,37 @@ def _report(host: Host, done: Pass, quiet: bool) -> None:
         )
 
 
+MAX_NOTICE = 64 << 20
+"""The most bytes of a hook's input read (it holds the last reply: a long one, not more)."""
+
+
+def _notice(host: Host, raw: str | bytes | None) -> Notice | None:
+    """What the host's hook input says, when it says a turn is over; None for anything else
+    (a hook's input is the host's to write: one that cannot be read ends no turn)."""
+    if raw is None or len(raw) > MAX_NOTICE:
+        return None
+    try:
+        found = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return host.notice(found) if isinstance(found, dict) else None
+
+
+def _hook_input() -> bytes | None:
+    """Claude Code's hook input: JSON on stdin (never waited for at a terminal)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    return sys.stdin.buffer.read(MAX_NOTICE + 1)
+
+
 def _run(
-    host: Host, source: str | None, follow: bool, interval: float, quiet: bool, home_dir: str | None
+    host: Host,
+    source: str | None,
+    follow: bool,
+    interval: float,
+    quiet: bool,
+    home_dir: str | None,
+    notice: Notice | None = None,
 ) -> None:
     home = resolve(home_dir).create()
     root = Path(source) if source else host.folder()
@@ -64,7 +95,7 @@ def _run(
                 "wait for it, or stop it"
             )
         if not follow:
-            _report(host, follower.once(), quiet)
+            _report(host, follower.once(notice), quiet)
             return
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -100,6 +131,11 @@ def _command(host: Host) -> click.Command:
         "--install", is_flag=True, help="Write them into the host's settings (backed up first)."
     )
     @click.option("--quiet", is_flag=True, help="Print only problems (for hooks).")
+    @click.option(
+        "--hook",
+        is_flag=True,
+        help="Run as the host's Stop hook: its input (JSON on stdin) says which turn is over.",
+    )
     @click.argument("notification", nargs=-1, required=False)
     @home_option
     def command(
@@ -109,10 +145,12 @@ def _command(host: Host) -> click.Command:
         show: bool,
         install: bool,
         quiet: bool,
+        hook: bool,
         notification: Any,
         home_dir: str | None,
     ) -> None:
-        del notification  # Codex's notify passes a JSON argument: the transcript says it all.
+        # Codex's notify passes its JSON as the last argument; Claude Code's hook, on stdin.
+        said = _hook_input() if hook else (notification[-1] if notification else None)
         home = resolve(home_dir)
         if show or install:
             # Installed hooks use the home at once: it is made then (printing writes nothing).
@@ -122,7 +160,7 @@ def _command(host: Host) -> click.Command:
             for message in settings.install(host.name, root) if install else []:
                 click.echo(message)
             return
-        _run(host, source, follow, interval, quiet, home_dir)
+        _run(host, source, follow, interval, quiet, home_dir, _notice(host, said))
 
     command.help = (
         f"Write {host.name}'s sessions into memoryd as session logs: once (what they gained "

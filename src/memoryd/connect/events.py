@@ -69,10 +69,12 @@ class Result:
 
 @dataclass(frozen=True)
 class TurnOver:
-    """The host says the turn is over; `text` is its own copy of the last reply, if any."""
+    """The host says the turn is over; `text` is its own copy of the last reply, if any.
+    `told`: said from outside the transcript (a hook), whose last lines may not be written yet."""
 
     at: str | None
     text: str | None = None
+    told: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,17 @@ class Compacted:
 class SubAgent:
     """The whole transcript is a sub-agent's: from here on no prompt is the person's and every
     tool result is untrusted."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A host's word, from outside its transcripts, that a turn is over (Claude Code's Stop
+    hook input, Codex's `notify` argument): which transcript (by its path, or by its session's
+    id) and the host's own copy of the last reply."""
+
+    path: str | None
+    session: str | None
+    text: str | None
 
 
 Event = Prompt | Command | Said | Call | Result | TurnOver | Compacted | SubAgent
@@ -111,3 +124,5 @@ class Host:
     into a new transcript on resume (None: the line's own transcript)."""
     line_id: Callable[[dict[str, Any]], str | None] = lambda line: None
     """The id the host gives a line and keeps when it copies the line (None: it has none)."""
+    notice: Callable[[dict[str, Any]], Notice | None] = lambda raw: None
+    """What a hook's JSON says, when it says a turn is over."""

@@ -78,9 +78,10 @@ def arguments(value: Any) -> Any:
     return kept if len(text) <= MAX_TEXT else {"truncated": text[:MAX_TEXT]}
 
 
-def _call_key(call_id: str) -> str:
-    # A call id is the transcript's to choose (a key, a megabyte): the state keeps its digest.
-    return hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()[:32]
+def _digest(text: str) -> str:
+    # A call id is the transcript's to choose (a key, a megabyte), and a reply is the owner's:
+    # the state keeps digests of them.
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 TOOL_NAME = 100
@@ -115,6 +116,12 @@ class Fold:
     """The person's command not written yet (its text, time, tool and arguments): a `user`
     record once the model answers it, a `tool_call` once the host's own output or anything
     else follows it."""
+    waiting: int = 0
+    """How many of this turn's tool calls wait for their result: while one does, the turn's
+    lines are not all written, and a hook saying the turn is over must wait for them."""
+    ended: str | None = None
+    """The digest of the reply the turn ended with, until the next prompt: its own line, read
+    after a hook told the turn was over, is not written twice."""
 
     def _at(self, given: str | None, now: str) -> str:
         if given is not None:
@@ -152,8 +159,26 @@ class Fold:
         text, at, tool, args = self.command
         self.command = None
         if answered:
-            return self._record({"type": "user", "text": text, "at": at})
+            return self._prompt(text, at)
         return self._record({"type": "tool_call", "name": tool, "args": args, "at": at})
+
+    def _prompt(self, text: str, at: str) -> list[Written]:
+        """A `user` record: a turn begins."""
+        self.waiting, self.ended = 0, None
+        return self._record({"type": "user", "text": text, "at": at})
+
+    def _end(self, told: bool, text: str | None, at: str | None, now: str) -> list[Written]:
+        """The turn is over: its last text is its `final`, else the host's copy of the reply."""
+        if told and (self.ended is not None or self.waiting):
+            return []  # over already, or its lines are still to come: the turn ends on them
+        if self.pending is None and self.ended is None and text is not None and text.strip():
+            self.pending = [clean(text), self._at(at, now)]
+        found = self._flush("final")
+        if found:
+            self.ended = _digest(found[-1][1]["text"])
+        if not told:
+            self.waiting = 0  # calls the host gave up on: their results never come
+        return found
 
     def feed(self, event: Event, also: frozenset[str], now: str) -> list[Written]:
         """The records one event makes; `also` are the tools the owner trusts, `now` the time
@@ -178,9 +203,7 @@ class Fold:
                     {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
                 )
             case Prompt(text, at):
-                return self._flush("final") + self._record(
-                    {"type": "user", "text": clean(text), "at": self._at(at, now)}
-                )
+                return self._flush("final") + self._prompt(clean(text), self._at(at, now))
             case Command(text, at, tool, args) if not self.aside:
                 found = self._flush("final")
                 self.command = [clean(text), self._at(at, now), tool_name(tool), arguments(args)]
@@ -190,12 +213,16 @@ class Fold:
                     {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
                 )
             case Said(text, at):
+                kept = clean(text)
+                if self.ended is not None and _digest(kept) == self.ended:
+                    return []  # the reply's own line, read after a hook said the turn was over
                 found = self._flush("assistant")
-                self.pending = [clean(text), self._at(at, now)]
+                self.pending = [kept, self._at(at, now)]
                 return found
             case Call(call_id, name, args, at):
                 shown = tool_name(name)
-                self.calls[_call_key(call_id)] = shown
+                self.calls[_digest(call_id)] = shown
+                self.waiting += 1
                 if len(self.calls) > MAX_CALLS:
                     # A call never answered (an interrupted turn) is not kept for ever.
                     del self.calls[next(iter(self.calls))]
@@ -208,7 +235,9 @@ class Fold:
                     }
                 )
             case Result(call_id, text, at, name, untrusted):
-                called = self.calls.pop(_call_key(call_id), UNKNOWN)
+                called = self.calls.pop(_digest(call_id), UNKNOWN)
+                if called != UNKNOWN:
+                    self.waiting = max(0, self.waiting - 1)
                 shown = called if name is None else tool_name(name)
                 bad = untrusted or self.aside or not trusted(self.host, shown, also)
                 self.tainted = self.tainted or bad
@@ -221,10 +250,8 @@ class Fold:
                         "at": self._at(at, now),
                     }
                 )
-            case TurnOver(at, text):
-                if self.pending is None and text is not None and text.strip() and not self.aside:
-                    self.pending = [clean(text), self._at(at, now)]
-                return self._flush("final")
+            case TurnOver(at, text, told) if not self.aside:
+                return self._end(told, text, at, now)
             case Compacted(summary, at):
                 found = self._flush("final")
                 if not self.started:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import boundary
-from memoryd.connect.events import Host
+from memoryd.connect.events import Host, Notice, TurnOver
 from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
@@ -137,20 +137,22 @@ class Follower:
         with held(make_folder(self.folder) / f"{self.host.name}.lock") as ours:
             yield ours
 
-    def once(self) -> Pass:
-        """Read what every transcript gained since the last pass; write it as session logs."""
+    def once(self, notice: Notice | None = None) -> Pass:
+        """Read what every transcript gained since the last pass; write it as session logs.
+        `notice`: the host said a turn is over (its hook): that transcript's turn ends now."""
         done = Pass()
+        told = _Told(notice, self.host) if notice is not None else None
         # In the host's order: which of two transcripts is read first never decides what is
         # written twice (`_events` decides by the lines' own ids), so their times do not matter.
         for path in self.host.transcripts(self.root):
             done.transcripts += 1
             try:
-                self._transcript(path, done)
+                self._transcript(path, done, told)
             except OSError as e:
                 done.problems.append(f"{shown(path)}: {disk_problem(e)}")
         return done
 
-    def _transcript(self, path: Path, done: Pass) -> None:
+    def _transcript(self, path: Path, done: Pass, told: _Told | None = None) -> None:
         key = _key(path)
         position = self.positions.get(key)
         try:
@@ -164,12 +166,11 @@ class Follower:
             if not stat.S_ISREG(file.stat.st_mode):
                 return
             if position is not None and position.identity == identity:
-                if file.stat.st_size == position.offset:
-                    return
                 if file.stat.st_size < position.offset:
                     position = None  # rewritten, not appended to: read again from its start
             elif position is not None:
                 position = None  # another file in its place
+            fresh = position is None
             if position is None:
                 old = self.positions.get(key)
                 taken = {p.session for k, p in self.positions.items() if k != key}
@@ -177,8 +178,19 @@ class Follower:
                 self._forget(session)
                 position = Position(session, identity, fold=Fold(self.host.name).to_json())
                 self.positions[key] = self.by_session[session] = position
-            done.read += 1
-            self._read(file, path, position, done)
+            if fresh or file.stat.st_size > position.offset:
+                done.read += 1
+                self._read(file, path, position, done)
+            if told is not None and told.names(path, identity):
+                self._told(position, told.notice.text, done)
+
+    def _told(self, position: Position, text: str | None, done: Pass) -> None:
+        """The host said the turn is over: it ends now, with its last text or the host's copy
+        of the reply, unless the transcript has not written the turn's calls' results yet."""
+        fold = Fold.from_json(position.fold)
+        written = fold.feed(TurnOver(_now(), text, told=True), self.also, _now())
+        if written:
+            self._write(position, fold, written, (position.offset, position.line), done)
 
     def _forget(self, session: str) -> None:
         # A session read again from its transcript's start is written again whole.
@@ -320,6 +332,27 @@ class Follower:
             self.home.sessions / self.host.name / "0.jsonl",
             (json.dumps(record) + "\n").encode("utf-8"),
         )
+
+
+class _Told:
+    """A notice and how to know the transcript it names: by the file (its path's device and
+    inode, never the path's text), or by the session's id its name ends with."""
+
+    def __init__(self, notice: Notice, host: Host) -> None:
+        self.notice, self.host = notice, host
+        self.identity: list[int] | None = None
+        if notice.path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                found = os.stat(notice.path)
+                self.identity = [found.st_dev, found.st_ino]
+
+    def names(self, path: Path, identity: list[int]) -> bool:
+        """Whether the notice is about the transcript at `path`."""
+        session = self.notice.session
+        if self.identity is not None:
+            return self.identity == identity
+        stem = self.host.stem(path)
+        return bool(session) and (stem == session or stem.endswith(f"-{session}"))
 
 
 def _digest(line_id: str) -> str:

@@ -62,15 +62,18 @@ def _hooks(home: Path) -> dict[str, list[dict[str, Any]]]:
                 ],
             }
         ],
-        # After each reply: the transcript so far becomes memoryd's session log.
-        "Stop": [
-            {
-                "hooks": [
-                    {"type": "command", "command": f"{run} connect claude-code --home {at} --quiet"}
-                ]
-            }
-        ],
+        # After each reply: the transcript so far becomes memoryd's session log, the reply its
+        # final at once (the hook's input holds it, before the transcript may).
+        "Stop": [{"hooks": [{"type": "command", "command": f"{_stop(home)} --hook"}]}],
     }
+
+
+def _stop(home: Path) -> str:
+    """The Stop hook's command as memoryd first wrote it (without `--hook`): an install
+    upgrades that one in place."""
+    return (
+        f"{shlex.quote(executable())} connect claude-code --home {shlex.quote(str(home))} --quiet"
+    )
 
 
 def _toml(value: Any) -> str:
@@ -146,13 +149,18 @@ def _add_hooks(settings: dict[str, Any], home: Path) -> bool:
         present = hooks.setdefault(event, [])
         if not isinstance(present, list):
             raise ConnectError(f'"hooks.{event}" is not a list')
-        commands = {
-            hook.get("command")
+        found = [
+            hook
             for group in present
             if isinstance(group, dict) and isinstance(group.get("hooks"), list)
             for hook in group["hooks"]
             if isinstance(hook, dict)
-        }
+        ]
+        for hook in found:
+            if hook.get("command") == _stop(home):
+                hook["command"] = f"{_stop(home)} --hook"  # the earlier Stop hook, upgraded
+                changed = True
+        commands = {hook.get("command") for hook in found}
         for group in groups:
             if group["hooks"][0]["command"] not in commands:
                 present.append(group)
