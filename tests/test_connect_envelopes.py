@@ -396,3 +396,14 @@ def test_a_real_shaped_codex_rollout_files_only_the_prompt_as_the_owners(
     assert "AGENTS.md" not in json.dumps(records) and "environment_context" not in json.dumps(
         records
     )
+
+
+def test_the_owner_can_trust_a_hosts_output_by_its_tag() -> None:
+    text = "<local-command-stdout>Set model to opus</local-command-stdout>"
+    stdout = Result("", text, at(1), name="local-command-stdout")
+    for also, untrusted in ((frozenset(), True), (frozenset({"local-command-stdout"}), False)):
+        fold = Fold("claude-code")
+        written = [r for _, r in fold.feed(stdout, also, at(1))]
+        assert [(r["name"], r["untrusted"]) for r in written[1:]] == [
+            ("local-command-stdout", untrusted)
+        ]

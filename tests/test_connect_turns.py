@@ -283,3 +283,26 @@ def test_every_turn_of_a_real_shaped_transcript_ends_with_its_reply(
         if r["type"] == "final"
     ]
     assert written == REAL_FINALS[name]
+
+
+def test_a_secret_in_a_hooks_input_a_command_or_an_envelope_reaches_no_file_of_the_home(
+    home: Home, tmp_path: Path
+) -> None:
+    key = "sk-ant-api03-" + "Zq9xV7pL3kW" * 4
+    c = Claude()
+    lines = [
+        c.prompt(f"<command-name>/deploy</command-name><command-args>{key}</command-args>", 1),
+        c.prompt(f"<local-command-stdout>token {key}</local-command-stdout>", 2),
+        c.prompt(f"<bash-input>export T={key}</bash-input><bash-stdout>{key}</bash-stdout>", 3),
+        c.prompt(f"<task-notification>{key}</task-notification>", 4),
+        c.prompt(f"why is {key} refused?<system-reminder>{key}</system-reminder>", 5),
+    ]
+    path = write(cc_path(tmp_path), lines)
+    told(home, claude_code.HOST, tmp_path, stop_hook(path, f"Because {key} expired."))
+    assert finals(home, CC_SESSION) == ["Because [secret removed] expired."]
+    looked = 0
+    for found in home.root.rglob("*"):
+        if found.is_file():
+            looked += 1
+            assert b"Zq9xV7pL3kW" not in found.read_bytes(), found
+    assert looked >= 3

@@ -1,9 +1,10 @@
 """Connectors: the sessions of agents someone else wrote (Claude Code, Codex) as memoryd sessions.
 
 Each host is one small module (`claude_code.py`, `codex.py`) that says where its transcripts
-are and what one transcript line means, as events (`events.py`); `follow.py` reads the
-transcripts by byte offset (their lines: `transcript.py`) and `fold.py` turns the events into
-memoryd session logs; `damage.py` tells status of their damaged lines; `tools.py` is the
-table of which tool results are trusted; `settings.py` prints or installs the host's MCP entry
-and hooks; `commands.py` is `memoryd connect`. docs/connect.md holds the field tables.
+are and what one transcript line means, as events (`events.py`), with `envelopes.py` telling
+the person's words from the host's own; `follow.py` reads the transcripts by byte offset (their
+lines: `transcript.py`) and `fold.py` turns the events into memoryd session logs; `damage.py`
+tells status of their damaged lines; `tools.py` is the table of which tool results are
+trusted; `settings.py` prints or installs the host's MCP entry and hooks (`codex_config.py`
+edits Codex's TOML); `commands.py` is `memoryd connect`. docs/connect.md holds the field tables.
 """
