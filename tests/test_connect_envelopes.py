@@ -407,3 +407,25 @@ def test_the_owner_can_trust_a_hosts_output_by_its_tag() -> None:
         assert [(r["name"], r["untrusted"]) for r in written[1:]] == [
             ("local-command-stdout", untrusted)
         ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<a" + " a" * 100_000,  # a tag of many words that never closes
+        "<a" + "-a" * 100_000 + " x=" + "y" * 100_000,
+        "<system-reminder>" * 20_000,
+        "<bash-input" + " " * 200_000,
+        "<" * 200_000,
+    ],
+    ids=["words", "dashes and attributes", "reminders", "spaces", "brackets"],
+)
+def test_a_long_line_shaped_to_make_a_tag_parser_backtrack_is_read_in_one_pass(
+    text: str,
+) -> None:
+    # Each of these took a time growing with the square of its length (16,000 words: 17 s;
+    # a 64 MiB line would never end): the tag's name is now read once, in an atomic group.
+    events = claude_code.events(user_line([text], as_blocks=False))
+    line = Codex.line("event_msg", 1, {"type": "user_message", "message": text})
+    events += codex.events(line)
+    assert all(isinstance(e, (Prompt, Result)) for e in events)

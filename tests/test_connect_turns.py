@@ -122,7 +122,8 @@ def test_a_reply_the_transcript_has_not_written_yet_comes_from_the_hooks_input_o
     path = write(cc_path(tmp_path), [c.prompt("Where is the anchor?", 1)])
     told(home, claude_code.HOST, tmp_path, stop_hook(path, "In the locker."))
     assert finals(home, CC_SESSION) == ["In the locker."]
-    write(path, [c.reply("In the locker.", 2, stop=None), system("turn_duration", 3)])
+    # Its own line, as the transcript writes it (a trailing line break the hook's copy lacks).
+    write(path, [c.reply("In the locker.\n", 2, stop=None), system("turn_duration", 3)])
     connect(home, claude_code.HOST, tmp_path)
     assert finals(home, CC_SESSION) == ["In the locker."]
     assert recalled(home, "anchor locker").count("agent said") == 1

@@ -71,10 +71,13 @@ CODEX: Mapping[str, Kind] = {
 REMINDER = "system-reminder"
 """The envelope the host adds inside or after the person's own text."""
 
-# A tag's name: words of letters and digits, joined by `-`, `_` or one space; then attributes.
-_OPENING = re.compile(r"\s*<([A-Za-z][A-Za-z0-9]*(?:[-_ ][A-Za-z0-9]+)*)(?:\s[^<>]*)?>")
+# A tag's name: words of letters and digits joined by `-`, `_` or one space (a word followed by
+# `=` begins the attributes). The name is an atomic group: read once, never split again another
+# way, so a long run of words that never closes costs one pass, not one per split.
+_NAME = r"(?>[A-Za-z][A-Za-z0-9]*(?:[-_ ][A-Za-z0-9]+(?![=A-Za-z0-9]))*)"
+_OPENING = re.compile(rf"\s*<({_NAME})(?:\s[^<>]*)?>")
+_TAGS = re.compile(rf"</?{_NAME}(?:\s[^<>]*)?>")
 _REMINDERS = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
-_TAGS = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:[-_ ][A-Za-z0-9]+)*(?:\s[^<>]*)?>")
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,11 @@ def parts(text: str, known: Mapping[str, Kind]) -> list[Part]:
 
 def inner(text: str, tag: str) -> str | None:
     """The text between `<tag>` and `</tag>` in `text` (its first such envelope), or None."""
-    found = re.search(rf"<{re.escape(tag)}(?:\s[^<>]*)?>(.*?)</{re.escape(tag)}\s*>", text, re.S)
-    return None if found is None else found.group(1)
+    opening = re.search(rf"<{re.escape(tag)}(?:\s[^<>]*)?>", text)
+    if opening is None:
+        return None
+    end = text.find(f"</{tag}", opening.end())
+    return None if end < 0 else text[opening.end() : end]
 
 
 def empty(text: str) -> bool:

@@ -175,7 +175,7 @@ class Fold:
             self.pending = [clean(text), self._at(at, now)]
         found = self._flush("final")
         if found:
-            self.ended = _digest(found[-1][1]["text"])
+            self.ended = _digest(found[-1][1]["text"].strip())
         if not told:
             self.waiting = 0  # calls the host gave up on: their results never come
         return found
@@ -214,7 +214,7 @@ class Fold:
                 )
             case Said(text, at):
                 kept = clean(text)
-                if self.ended is not None and _digest(kept) == self.ended:
+                if self.ended is not None and _digest(kept.strip()) == self.ended:
                     return []  # the reply's own line, read after a hook said the turn was over
                 found = self._flush("assistant")
                 self.pending = [kept, self._at(at, now)]
