@@ -4,9 +4,10 @@ An edit is decided from the file as it is (`decide`, pure: OLD must match exactl
 the entry named by its number must still be shown as the owner saw it), its result is checked
 (`check_text`: refused whole, with every problem, when it fails), and only then written: the
 journal line first, then the file (`journal`). A writer holds the home's lock and recovers
-before it reads, so an edit never starts from a file a crash left behind. When the file cannot
-be replaced (no space left, say), the line is taken back: the edit is not made, and no later
-recovery makes it.
+before it reads, so an edit never starts from a file a crash left behind; the model's session
+is judged under that lock too, so an edit that waited for it sees a taint that landed
+meanwhile. When the file cannot be replaced (no space left, say), the line is taken back: the
+edit is not made, and no later recovery makes it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, ta
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import read_file, replace
 from memoryd.memory.tail import Tail
-from memoryd.memory.trust import StateOf, refuse, trust
+from memoryd.memory.trust import StateOf, Trust, refuse, trust
 from memoryd.secrets import redact
 
 
@@ -221,11 +222,11 @@ def edit(
     state_of: StateOf | None = None,
 ) -> Done:
     """Make an edit: refused for a tainted or public session, or when its result fails the
-    check; otherwise journalled, then written. The session's trust is read from its state in
-    the index when `state_of` gives it, from its log otherwise (`trust`)."""
+    check; otherwise journalled, then written. The session's trust is read under the home's
+    lock, from its state in the index when `state_of` gives it, from its log otherwise."""
     spec = find(memory, request.file)
-    _refuse(memory, author, spec, state_of)
     with locked(memory.lock):
+        _refuse(_trust(memory, author, state_of), spec)
         journal = recover_locked(memory, now)
         content = read_file(memory.path(spec))
         removed, added = decide(spec, parse(_text(spec, content)), request)
@@ -249,16 +250,18 @@ def undo(
     now: datetime,
     state_of: StateOf | None = None,
 ) -> Done:
-    """Apply the inverse of journal line `line_id` as a new, checked edit."""
-    _refuse(memory, author, None, state_of)
+    """Apply the inverse of journal line `line_id` as a new, checked edit (the session's trust
+    read under the home's lock, as `edit` reads it)."""
     with locked(memory.lock):
+        found = _trust(memory, author, state_of)
+        _refuse(found, None)
         journal = recover_locked(memory, now)
         everything = read(memory.journal)
         target = next((line for line in everything.lines if line.id == line_id), None)
         if target is None:
             raise MemoryEditError(f"no journal line {line_id}: `memoryd memory log` lists them")
         spec = find(memory, target.file)
-        _refuse(memory, author, spec, state_of)
+        _refuse(found, spec)
         if target.forgotten:
             raise MemoryEditError(
                 f"line {line_id} held an entry that was forgotten (`memoryd forget`): "
@@ -281,13 +284,18 @@ def undo(
             raise CheckError(f"cannot undo line {line_id}: {e}", e.problems) from None
 
 
-def _refuse(
-    memory: Memory, author: Author, spec: FileSpec | None, state_of: StateOf | None
-) -> None:
-    # The model's edits only: the owner's are never refused for a session's taint or class.
-    if author.by is By.MODEL:
-        assert author.session is not None
-        refuse(trust(memory.sessions, author.session, state_of), spec)
+def _trust(memory: Memory, author: Author, state_of: StateOf | None) -> Trust | None:
+    # Read holding the lock: an edit that waited for it is decided on the session as it is
+    # when the edit is journalled, an untrusted line that landed meanwhile included.
+    if author.by is not By.MODEL:
+        return None  # the owner's edits are never refused for a session's taint or class
+    assert author.session is not None
+    return trust(memory.sessions, author.session, state_of)
+
+
+def _refuse(found: Trust | None, spec: FileSpec | None) -> None:
+    if found is not None:
+        refuse(found, spec)
 
 
 def _next(journal: Tail) -> int:
