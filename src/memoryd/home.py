@@ -3,7 +3,8 @@
 Also how memoryd keeps it to itself (docs/security.md): every file it creates is 0600 and every
 folder 0700 whatever the umask; it follows no symbolic link in the home; and it refuses a home
 that another user could write or owns, since whoever can write the home can plant the token,
-swap the socket or hold the lock.
+swap the socket or hold the lock, and whoever can write `sessions/`, a session's folder or its
+log can write turns recalled as the owner's (`log_problem` says so of each log read).
 """
 
 from __future__ import annotations
@@ -196,24 +197,38 @@ def link_message(path: Path) -> str:
     )
 
 
+_HOME_RISK = "they could plant a token, swap the socket or hold the lock"
+"""What a user who can write the home or `memory/` could do."""
+
+_SESSIONS_RISK = "they could write turns recalled as yours"
+"""What a user who can write `sessions/`, a session folder or a log could do."""
+
+
+def _owned(path: Path, uid: int) -> str:
+    return (
+        f"is owned by uid {uid}, not by you (uid {os.geteuid()}): another user may have put it "
+        f"there; check it, then make it yours (sudo chown {os.geteuid()} {shlex.quote(str(path))})"
+    )
+
+
+def _writable(path: Path, mode: int, fix: str, risk: str) -> str:
+    return (
+        f"is writable by other users (mode {stat.S_IMODE(mode):04o}): {risk}; "
+        f"run `chmod {fix} {shlex.quote(str(path))}`"
+    )
+
+
 def _owner_message(path: Path, uid: int) -> str:
-    return (
-        f"{path} is owned by uid {uid}, not by you (uid {os.geteuid()}): another user may have "
-        f"put it there; check it, then make it yours (sudo chown {os.geteuid()} "
-        f"{shlex.quote(str(path))}) or use a home of your own"
-    )
+    return f"{path} {_owned(path, uid)} or use a home of your own"
 
 
-def _writable_message(path: Path, mode: int, fix: str) -> str:
-    return (
-        f"{path} is writable by other users (mode {stat.S_IMODE(mode):04o}): they could plant "
-        f"a token, swap the socket or hold the lock; run `chmod {fix} {shlex.quote(str(path))}`"
-    )
+def _writable_message(path: Path, mode: int, fix: str, risk: str = _HOME_RISK) -> str:
+    return f"{path} {_writable(path, mode, fix, risk)}"
 
 
-def _folder(path: Path, follow: bool = False) -> os.stat_result:
-    # A folder memoryd writes in: a real folder (the root may be a link the user made),
-    # ours, and not writable by a group or others.
+def _folder(path: Path, follow: bool = False, risk: str = _HOME_RISK) -> os.stat_result:
+    # A folder memoryd writes in or reads what it trusts from: a real folder (the root may be
+    # a link the user made), ours, and not writable by a group or others.
     found = os.stat(path) if follow else os.lstat(path)
     if stat.S_ISLNK(found.st_mode):
         raise HomeError(link_message(path))
@@ -222,7 +237,7 @@ def _folder(path: Path, follow: bool = False) -> os.stat_result:
     if found.st_uid != os.geteuid():
         raise HomeError(_owner_message(path, found.st_uid))
     if found.st_mode & 0o022:
-        raise HomeError(_writable_message(path, found.st_mode, "700"))
+        raise HomeError(_writable_message(path, found.st_mode, "700", risk))
     return found
 
 
@@ -260,21 +275,46 @@ def _memory(folder: Path) -> None:
 
 def secure(home: Home) -> None:
     """Refuse a home that is not safely ours, with the fix in the message (HomeError): the
-    home, `memory/` and everything in it, and the files memoryd reads or keeps at the top must
-    be ours, not links, and not writable by a group or others. The files and folders memoryd
-    keeps are tightened to 0600 and 0700 on the way (an older memoryd followed the umask)."""
+    home, `sessions/`, `memory/` and everything in it, and the files memoryd reads or keeps at
+    the top must be ours, not links, and not writable by a group or others. The files and
+    folders memoryd keeps are tightened to 0600 and 0700 on the way (an older memoryd followed
+    the umask); `sessions/` is the loop's and keeps its mode. The session folders and logs are
+    checked as each log is read (`log_problem`): a home may hold thousands."""
     try:
         _folder(home.root, follow=True)
         for name in (*_TRUSTED, *_KEPT):
             path = home.root / name
             if os.path.lexists(path):
                 _file(path, tighten=name in _KEPT)
-        if home.sessions.is_symlink():
-            raise HomeError(link_message(home.sessions))
+        if os.path.lexists(home.sessions):
+            _folder(home.sessions, risk=_SESSIONS_RISK)
         if os.path.lexists(home.memory):
             _memory(home.memory)
     except OSError as e:
         raise HomeError(f"cannot check the memoryd home at {home.root}: {e}") from e
+
+
+def log_problem(log: Path, found: os.stat_result | None) -> str | None:
+    """Why the session log `log` (`found`: its `fstat`, None when it is still to be made) is not
+    read nor appended to, as DamagedLogError words it after the log's path: the log, its session
+    folder or `sessions/` is another user's or writable by a group or others, who could have
+    written its turns, or a folder is a link; None when all three are the owner's alone."""
+    if found is not None and found.st_uid != os.geteuid():
+        return f"it {_owned(log, found.st_uid)}"
+    if found is not None and found.st_mode & 0o022:
+        return f"it {_writable(log, found.st_mode, '600', _SESSIONS_RISK)}"
+    for folder in (log.parent, log.parent.parent):
+        try:
+            held = os.lstat(folder)
+        except FileNotFoundError:
+            return None  # not made yet, or gone since the log was opened
+        if stat.S_ISLNK(held.st_mode):
+            return link_message(folder)
+        if held.st_uid != os.geteuid():
+            return f"{folder} {_owned(folder, held.st_uid)}"
+        if held.st_mode & 0o022:
+            return f"{folder} {_writable(folder, held.st_mode, '700', _SESSIONS_RISK)}"
+    return None
 
 
 def links(home: Home) -> list[Path]:

@@ -2,8 +2,9 @@
 
 A session is a folder `sessions/<id>/` of JSONL files `0.jsonl`, `1.jsonl`, ... (one per epoch,
 a new one after each compaction), read as one log. `read_from` is the only code that opens a
-log: never through a link, never blocking, in bounded chunks; a line still being written is
-left for a later read, its possible taint counted at once.
+log: never through a link, never blocking, never one another user could have written, in
+bounded chunks; a line still being written is left for a later read, its possible taint
+counted at once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError
+from memoryd.home import log_problem
 from memoryd.lines import Blocks, extent
 from memoryd.records import Record, parse_line
 
@@ -99,13 +101,17 @@ def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterat
     A last line without a line break is a write in progress: it is left for a later read.
     Blank lines are skipped. A damaged line is given with its `damage` (and a record that
     taints), and the reading goes on after it. A log that is a symbolic link or not a regular
-    file raises DamagedLogError at once (line 0); one that cannot be read, OSError. The file is
-    read in chunks up to its size when opened, never more than MAX_LINE of one line at once.
+    file raises DamagedLogError at once (line 0), and so does one another user could have
+    written (`home.log_problem`); one that cannot be read, OSError. The file is read in chunks
+    up to its size when opened, never more than MAX_LINE of one line at once.
     """
     with _opened(path) as fd:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise DamagedLogError(path, 0, "not a regular file")
+        problem = log_problem(path, st)
+        if problem is not None:
+            raise DamagedLogError(path, 0, problem)
     size = max(offset, st.st_size)
     # Zeros before a line (a hole) are part of it: a log line is never passed over unnamed.
     found = Blocks(

@@ -9,11 +9,20 @@ import contextlib
 import json
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import NO_SPACE, HomeError, LockError, NoSpaceError, RecordError, disk_problem
-from memoryd.home import make_folder, open_private
+from memoryd.errors import (
+    NO_SPACE,
+    DamagedLogError,
+    HomeError,
+    LockError,
+    NoSpaceError,
+    RecordError,
+    disk_problem,
+)
+from memoryd.home import log_problem, make_folder, open_private
 from memoryd.logfiles import epoch_logs
 from memoryd.records import Kind, parse_line
 
@@ -49,6 +58,7 @@ def append_lines(sessions: Path, session: str, lines: list[Line]) -> None:
         started = True
     paths = {n: sessions / session / f"{n}.jsonl" for n in batches}
     for path in paths.values():
+        _owners_alone(path)
         if _mid_line(path):
             # Another writer is mid-line: appending would glue two records together.
             raise LockError(
@@ -178,3 +188,18 @@ def _mid_line(path: Path) -> bool:
             return False
         f.seek(size - 1)
         return f.read(1) != b"\n"
+
+
+def _owners_alone(path: Path) -> None:
+    # A log (or a folder above it) another user could write is refused, as its reader refuses
+    # it: opening it to write would make it 0600, and its reader would then take the lines that
+    # user may have written for the owner's.
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        found = None
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        return  # a link, a folder: refused as memoryd opens it
+    problem = log_problem(path, found)
+    if problem is not None:
+        raise DamagedLogError(path, 0, f"{problem}; nothing was appended")
