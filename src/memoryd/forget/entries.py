@@ -23,7 +23,7 @@ from memoryd.home import open_private
 from memoryd.lines import Blocks, Piece, chunks, copy, split
 from memoryd.lock import locked
 from memoryd.memory.block import shown
-from memoryd.memory.files import FileSpec, Memory, change, parse, render
+from memoryd.memory.files import FileSpec, Memory, Order, change, parse, render
 from memoryd.memory.journal import (
     By,
     Line,
@@ -142,9 +142,19 @@ def _without(line: Line, digests: Collection[str], salt: str) -> Line:
     removed = tuple(e for e in line.removed if digest(salt, e) not in digests)
     added = tuple(e for e in line.added if digest(salt, e) not in digests)
     gone = len(line.removed) - len(removed) + len(line.added) - len(added)
+    order = line.order
+    if order is not None:
+        # The entries a hand edit moved hold their text too: out of both orders, and the order
+        # gone when the rest no longer moved.
+        before = tuple(e for e in order.before if digest(salt, e) not in digests)
+        gone += len(order.before) - len(before)
+        after = tuple(e for e in order.after if digest(salt, e) not in digests)
+        order = Order(before, after) if before != after else None
     if not gone:
         return line
-    return dataclasses.replace(line, removed=removed, added=added, forgotten=line.forgotten + gone)
+    return dataclasses.replace(
+        line, removed=removed, added=added, order=order, forgotten=line.forgotten + gone
+    )
 
 
 def scrub(memory: Memory, digests: Collection[str], salt: str, now: datetime) -> int:

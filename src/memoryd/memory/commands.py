@@ -188,6 +188,8 @@ def summary(line: Line) -> str:
     parts += [f'+"{quote(e, 50)}"' for e in line.added]
     if line.forgotten:
         parts.append(f"({line.forgotten} forgotten)")
+    if line.order is not None:
+        parts.append(f"(moved {len(line.order.before)} entries)")
     if not parts:
         return "(no entry changed)"
     more = f" (+{len(parts) - 2} more)" if len(parts) > 2 else ""

@@ -24,14 +24,17 @@ from memoryd.memory.files import (
     Document,
     FileSpec,
     Memory,
+    Order,
     change,
     clean_entry,
     parse,
     quote,
     render,
+    reorder,
     usage,
 )
 from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, take_back
+from memoryd.memory.order import moved
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import read_file, replace
 from memoryd.memory.tail import Tail
@@ -177,10 +180,14 @@ def _write(
     removed: Sequence[str],
     added: Sequence[str],
     intent: _Intent,
+    order: Order | None = None,
 ) -> Done:
-    """Check the edit's result, then journal it and replace the file, in that order."""
+    """Check the edit's result (its entries changed, then put in `order`), then journal it and
+    replace the file, in that order."""
     doc = parse(_text(spec, content))
     new_doc = change(doc, removed, added)
+    if order is not None:
+        new_doc = reorder(new_doc, order)
     new_text = render(new_doc)
     problems = check_text(spec, new_text)
     if parse(new_text) != new_doc:
@@ -205,6 +212,7 @@ def _write(
         removed=tuple(redact(entry) for entry in removed),
         added=tuple(added),
         undoes=intent.undoes,
+        order=order,
     )
     size = append(memory.journal, line)
     try:
@@ -267,21 +275,35 @@ def undo(
                 f"line {line_id} held an entry that was forgotten (`memoryd forget`): "
                 "it cannot be undone"
             )
-        if not target.removed and not target.added:
+        if not target.changed:
             raise MemoryEditError(f"line {line_id} changed no entry: nothing to undo")
+        content = read_file(memory.path(spec))
         try:
             return _write(
                 memory,
                 spec,
-                read_file(memory.path(spec)),
+                content,
                 target.added,
                 target.removed,
                 _Intent(_next(journal), Op.UNDO, author, stamp(now), line_id),
+                _order_back(parse(_text(spec, content)), target),
             )
         except ValueError as e:
             raise MemoryEditError(f"cannot undo line {line_id}: {e}") from None
         except CheckError as e:
             raise CheckError(f"cannot undo line {line_id}: {e}", e.problems) from None
+
+
+def _order_back(doc: Document, target: Line) -> Order | None:
+    """The order an undo of `target` puts the entries in, after taking its change back as any
+    change is made (`change`): the entries it moved put back in their places first."""
+    if target.order is None:
+        return None
+    back = change(reorder(doc, target.order.inverse()), target.added, target.removed)
+    made = change(doc, target.added, target.removed)
+    return moved(
+        [redact(entry) for entry in made.entries], [redact(entry) for entry in back.entries]
+    )
 
 
 def _trust(memory: Memory, author: Author, state_of: StateOf | None) -> Trust | None:

@@ -3,7 +3,8 @@
 A file is Markdown: an optional first line `# Title`, then entries separated by blank lines (a
 blank line holds nothing but spaces and tabs). `parse` keeps the exact text between the
 entries, so `render(parse(text)) == text` for every text: an edit changes the entries it
-touches and leaves the rest of a hand-written file byte for byte.
+touches (`change`), or puts entries back in an order (`reorder`), and leaves the rest of a
+hand-written file byte for byte.
 """
 
 from __future__ import annotations
@@ -247,3 +248,32 @@ def change(doc: Document, removed: Iterable[str], added: Iterable[str]) -> Docum
             gaps[-1:] = [SEPARATOR, "\n"]
         entries.append(entry)
     return Document(doc.title, tuple(entries), tuple(gaps))
+
+
+@dataclass(frozen=True)
+class Order:
+    """Entries a change moved (a hand edit that reordered them): as the file held them before
+    it and after it, secrets removed; the same entries, each once, in another order."""
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+    def inverse(self) -> Order:
+        """The order that puts them back."""
+        return Order(self.after, self.before)
+
+
+def reorder(doc: Document, order: Order) -> Document:
+    """The document with the entries of `order.before`, which it must hold each once and in
+    that order (compared with secrets removed), put in `order.after`'s order in the places they
+    hold; the text around them is kept. ValueError when the document does not hold them so."""
+    entries = list(doc.entries)
+    places = [_the_one(entries, entry) for entry in order.before]
+    if places != sorted(set(places)):
+        raise ValueError("the entries it moved are in another order now")
+    held = {redact(entries[i]): entries[i] for i in places}
+    if set(held) != set(order.after) or len(order.after) != len(places):
+        raise ValueError("it moves other entries than it holds")
+    for i, entry in zip(places, order.after, strict=True):
+        entries[i] = held[entry]
+    return Document(doc.title, tuple(entries), doc.gaps)

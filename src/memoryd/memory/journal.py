@@ -29,7 +29,7 @@ from memoryd.errors import JournalError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.labels import DataClass
 from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
-from memoryd.memory.files import FILE_NAME
+from memoryd.memory.files import FILE_NAME, Order
 from memoryd.memory.replace import failed, fsync_folder
 from memoryd.text import parse_time
 
@@ -88,10 +88,21 @@ class Line:
     undoes: int | None = None
     forgotten: int = 0
     """How many of the line's entries `memoryd forget` took out of it (their text is gone)."""
+    order: Order | None = None
+    """The entries the change moved (a hand edit's order, an undo's), for an undo to put back."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether the line changed an entry or their order: whether an undo has any to take
+        back."""
+        return bool(self.removed or self.added or self.order)
 
     def to_json(self) -> str:
         """The line as the journal holds it (without its line break)."""
-        forgotten = {"forgotten": self.forgotten} if self.forgotten else {}
+        # Written only when they say something: the lines of an older memoryd read the same.
+        extra: dict[str, Any] = {"forgotten": self.forgotten} if self.forgotten else {}
+        if self.order is not None:
+            extra["order"] = {"before": list(self.order.before), "after": list(self.order.after)}
         return json.dumps(
             {
                 "id": self.id,
@@ -106,7 +117,7 @@ class Line:
                 "removed": list(self.removed),
                 "added": list(self.added),
                 "undoes": self.undoes,
-                **forgotten,
+                **extra,
             },
             ensure_ascii=False,
         )
@@ -190,7 +201,21 @@ class Line:
             added=strings("added"),
             undoes=None if raw.get("undoes") is None else integer("undoes"),
             forgotten=0 if raw.get("forgotten") is None else integer("forgotten"),
+            order=None if raw.get("order") is None else _order(raw["order"]),
         )
+
+
+def _order(value: object) -> Order:
+    """A line's `order`: the same entries, each once, before and after they moved."""
+    if not isinstance(value, dict) or set(value) != {"before", "after"}:
+        raise TypeError("order must hold before and after")
+    before, after = value["before"], value["after"]
+    for entries in (before, after):
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise TypeError("order's before and after must be lists of strings")
+    if sorted(before) != sorted(after) or len(set(before)) != len(before) or before == after:
+        raise ValueError("order must hold the same entries, each once, moved")
+    return Order(tuple(before), tuple(after))
 
 
 def sha256(content: bytes) -> str:

@@ -4,8 +4,9 @@ Only the journal's last line can be unfinished: writers hold the home's lock and
 they append. So recovery (1) truncates a last line without its line break (it was never
 acknowledged, its file never replaced); (2) applies the last line again when its file's hash is
 the line's `before`; (3) journals an `external` edit for every file whose hash is not its last
-line's `after` (edited by hand), with the entries the hand edit added and removed; (4) removes
-leftover temporary files. `consistency` is the journal's part of `memoryd check`.
+line's `after` (edited by hand), with the entries the hand edit added and removed and, when it
+moved entries, their order (`order`); (4) removes leftover temporary files. `consistency` is
+the journal's part of `memoryd check`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pathlib import Path
 from memoryd.errors import JournalError, disk_problem
 from memoryd.home import open_private
 from memoryd.lock import locked
-from memoryd.memory.files import Memory, change, parse, render, shown_name
+from memoryd.memory.files import Memory, change, parse, render, reorder, shown_name
 from memoryd.memory.journal import EMPTY_HASH, By, Line, Op, Scan, append, read, sha256, stamp
+from memoryd.memory.order import applied, moved, replay
 from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.memory.tail import Tail, tail
 from memoryd.secrets import redact
@@ -30,8 +32,10 @@ from memoryd.secrets import redact
 def again(line: Line, content: bytes) -> bytes:
     """The file `line` made from `content` (its `before`): the edit applied again."""
     try:
-        doc = parse(content.decode("utf-8"))
-        done = render(change(doc, line.removed, line.added)).encode("utf-8")
+        doc = change(parse(content.decode("utf-8")), line.removed, line.added)
+        if line.order is not None:
+            doc = reorder(doc, line.order)
+        done = render(doc).encode("utf-8")
     except ValueError as e:
         done, problem = b"", str(e)
     else:
@@ -128,7 +132,8 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
     for file in todo.external:
         spec = memory.find(file)
         content = read_file(memory.path(spec))
-        removed, added = difference(replay(lines, file), entries_of(content))
+        held, found = replay(lines, file), entries_of(content)
+        removed, added = difference(held, found)
         lasts = last_lines(lines)
         line = Line(
             id=lines[-1].id + 1 if lines else 1,
@@ -142,6 +147,9 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
             after=sha256(content),
             removed=tuple(removed),
             added=tuple(added),
+            # Where the change left the entries it kept and added, when not where an edit
+            # would have: a hand edit that only moved entries is a change too, undone as one.
+            order=moved(applied(held, removed, added), found),
         )
         append(memory.journal, line)
         lines.append(line)
@@ -220,19 +228,6 @@ def entries_of(content: bytes) -> tuple[str, ...]:
 def last_lines(lines: Iterable[Line]) -> dict[str, Line]:
     """Each file's last journal line."""
     return {line.file: line for line in lines}
-
-
-def replay(lines: Iterable[Line], file: str) -> list[str]:
-    """The entries the journal says `file` holds (secrets removed), in no promised order."""
-    entries: list[str] = []
-    for line in lines:
-        if line.file != file:
-            continue
-        for entry in line.removed:
-            if entry in entries:
-                entries.remove(entry)
-        entries.extend(line.added)
-    return entries
 
 
 def difference(before: Sequence[str], after: Sequence[str]) -> tuple[list[str], list[str]]:

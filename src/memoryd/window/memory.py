@@ -210,7 +210,7 @@ def _line(line: Line, csrf: str) -> Html:
         ],
         " ",
     )
-    can_undo = bool(line.removed or line.added)
+    can_undo = line.changed
     button = (
         form("/memory/undo", csrf, hidden("line", line.id), button="undo") if can_undo else Html("")
     )
