@@ -29,9 +29,10 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory import edits
-from memoryd.memory.journal import append, read_bytes
+from memoryd.memory.journal import read_bytes
 from memoryd.memory.recovery import recover
 from memoryd.memory.replace import temporary
+from memoryd.memory.writer import append
 from memoryd.reindex import reindex
 from memoryd.serve import claim
 from memoryd.store import set_aside, store_error

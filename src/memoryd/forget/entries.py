@@ -24,19 +24,10 @@ from memoryd.lines import Blocks, Piece, chunks, copy, split
 from memoryd.lock import locked
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, Order, change, parse, render
-from memoryd.memory.journal import (
-    By,
-    Line,
-    Op,
-    append,
-    line_of,
-    read,
-    sha256,
-    stamp,
-    take_back,
-)
+from memoryd.memory.journal import By, Line, Op, line_of, read, sha256, stamp
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import failed, fsync_folder, read_file, replace, temporary
+from memoryd.memory.writer import append, take_back
 from memoryd.secrets import redact
 
 

@@ -33,12 +33,13 @@ from memoryd.memory.files import (
     reorder,
     usage,
 )
-from memoryd.memory.journal import By, Line, Op, append, read, sha256, stamp, take_back
+from memoryd.memory.journal import By, Line, Op, read, sha256, stamp
 from memoryd.memory.order import moved
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import read_file, replace
 from memoryd.memory.tail import Tail
 from memoryd.memory.trust import StateOf, Trust, refuse, trust
+from memoryd.memory.writer import append, take_back
 from memoryd.secrets import redact
 
 

@@ -4,9 +4,10 @@
 journal before it replaces the file (temporary file, fsync, rename, fsync the folder), so a
 crash leaves the file either as it was, with the line saying what to do (`recovery` applies it
 again), or as the line says it is now. A replace that fails without a crash (no space left, say)
-takes its line back (`take_back`): an edit reported failed is never applied later. The journal
-never holds a secret: entries are written with their secrets removed. This module holds the
-line format and the journal's own file operations; a memory file's atomic replace is `replace`'s.
+takes its line back (`writer.take_back`): an edit reported failed is never applied later. The
+journal never holds a secret: entries are written with their secrets removed. This module holds
+the line format and the reading of the journal; its writes are `writer`'s, a memory file's
+atomic replace is `replace`'s.
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd import boundary
-from memoryd.errors import JournalError, disk_problem
-from memoryd.home import make_folder, open_private
+from memoryd.errors import JournalError
+from memoryd.home import open_private
 from memoryd.labels import DataClass
 from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, Order
-from memoryd.memory.replace import failed, fsync_folder
 from memoryd.text import parse_time
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -373,50 +373,3 @@ def last(path: Path, n: int, within: int | None = None) -> list[Line]:
         with contextlib.suppress(ValueError):
             found.append(line_of(piece))
     return found
-
-
-def append(path: Path, line: Line) -> int:
-    """Append `line` to the journal and fsync it: the edit is decided once this returns. The
-    journal's length before the line, for `take_back`."""
-    data = (line.to_json() + "\n").encode("utf-8")
-    try:
-        new = not os.path.lexists(path)
-        make_folder(path.parent)
-        with os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            try:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            except OSError:
-                # Take the line back, so that recovery does not apply an edit reported failed.
-                with contextlib.suppress(OSError):
-                    f.truncate(size)
-                raise
-        if new:
-            fsync_folder(path.parent)
-    except OSError as e:
-        raise failed("cannot write the journal", e, path, "; nothing was changed") from e
-    return size
-
-
-def take_back(path: Path, size: int, error: JournalError) -> JournalError:
-    """After the file of the journal's last line could not be replaced (the caller holds the
-    home's lock): truncate the journal to `size`, its length before that line, so that no
-    later recovery applies an edit reported failed. The error to raise: `error`, saying that
-    nothing was changed, or, when the line cannot be taken back either, that it stays in the
-    journal and the next memoryd command that can write the file applies it."""
-    try:
-        fd = open_private(path, os.O_RDWR)
-        try:
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        return type(error)(
-            f"{error}; the edit could not be taken back from the journal either "
-            f"({disk_problem(e)}): the next memoryd command that can write the file applies it"
-        )
-    return type(error)(f"{error}; nothing was changed")

@@ -22,10 +22,11 @@ from memoryd.errors import JournalError, disk_problem
 from memoryd.home import open_private
 from memoryd.lock import locked
 from memoryd.memory.files import Memory, change, parse, render, reorder, shown_name
-from memoryd.memory.journal import EMPTY_HASH, By, Line, Op, Scan, append, read, sha256, stamp
+from memoryd.memory.journal import EMPTY_HASH, By, Line, Op, Scan, read, sha256, stamp
 from memoryd.memory.order import applied, moved, replay
 from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.memory.tail import Tail, tail
+from memoryd.memory.writer import append
 from memoryd.secrets import redact
 
 
