@@ -17,7 +17,7 @@ from memoryd.home import Home, open_private, shown_links
 from memoryd.honcho import status as honcho_status
 from memoryd.items import LogState
 from memoryd.memory.damage import Verdict, identity, loads, to_json, verdict, waits
-from memoryd.memory.files import Memory
+from memoryd.memory.files import Memory, shown_name
 
 KEPT = "damage.json"
 """The journal's verdict as last found, in the memory folder: what the next process carries on
@@ -62,6 +62,10 @@ class MemoryDamage:
                 _keep(kept, self._journal)
             if self._journal is not None and self._journal.damaged:
                 said[str(memory.journal)] = _journal_message(memory.journal, self._journal)
+            if self._journal is not None:
+                for file, line_id in self._journal.unknown.items():
+                    if file in files:
+                        said[str(memory.folder / file)] = _unknown_message(file, line_id)
             path = memory.folder / record.DONE
             try:
                 now = identity(path)
@@ -119,6 +123,17 @@ def _journal_message(path: Path, found: Verdict) -> str:
     return (
         f"{path}: line {first.number}: {first.problem}{_more(len(lines))}; {waits(found)}: "
         f"fix or remove {what}, then run `memoryd check`"
+    )
+
+
+def _unknown_message(file: str, line_id: int) -> str:
+    name = shown_name(file)
+    return (
+        f"{name} was changed while the journal had lost its last lines (journal line "
+        f"{line_id}, by an unknown author: it may be what the lost lines did, the model's "
+        f"edits among them, not yours); look at it (`memoryd memory show {name}`): `memoryd "
+        f"memory undo {line_id}` takes the change back, and any change of yours to {name} says "
+        "you have seen it"
     )
 
 

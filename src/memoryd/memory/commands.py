@@ -190,11 +190,12 @@ def summary(line: Line) -> str:
         parts.append(f"({line.forgotten} forgotten)")
     if line.order is not None:
         parts.append(f"(moved {len(line.order.before)} entries)")
+    lost = f"after {line.lost} lost line{'s' * (line.lost != 1)}: " if line.lost else ""
     if not parts:
-        return "(no entry changed)"
+        return lost + "(no entry changed)"
     more = f" (+{len(parts) - 2} more)" if len(parts) > 2 else ""
     head = f"undoes {line.undoes}: " if line.undoes is not None else ""
-    return head + " ".join(parts[:2]) + more
+    return lost + head + " ".join(parts[:2]) + more
 
 
 def log_line(line: Line) -> str:

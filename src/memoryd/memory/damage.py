@@ -1,9 +1,11 @@
 """The journal's damaged lines as status reports them, and which memory edits wait for them.
 
-A verdict is one pass over the journal's complete lines (`lines`, holes not read) and is
-carried on: when the journal only grew, the lines appended since are read and the verdict goes
-on from where it was. A problem is named as `memoryd check` names it (`journal.judged`), by the
-field and never by its value: a damaged line may hold a secret.
+A verdict is one pass over the journal's complete lines (`lines`, holes not read), which also
+notes each file whose last change by an unknown author (found after the journal lost lines) the
+owner has not followed with one of theirs, and is carried on: when the journal only grew, the
+lines appended since are read and the verdict goes on from where it was. A problem is named as
+`memoryd check` names it (`journal.judged`), by the field and never by its value: a damaged line
+may hold a secret.
 
 What waits follows the readers of the journal: every edit recovers first, which stops when the
 journal's last line is damaged, or when a file's newest line may be a damaged one (a damaged line
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd import boundary
-from memoryd.memory.journal import EMPTY_HASH, holds, judged, last_mark, read_lines
+from memoryd.memory.journal import EMPTY_HASH, By, holds, judged, last_mark, read_lines
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class Verdict:
     damaged: tuple[Damaged, ...] = ()
     waiting: dict[str, int] = field(default_factory=dict)
     last: int | None = None
+    unknown: dict[str, int] = field(default_factory=dict)
+    """Each file changed by an unknown author (a change recovery found after the journal lost
+    lines) that no change of the owner's has followed since: that line's id."""
 
 
 def identity(path: Path) -> tuple[int, int, int, int]:
@@ -84,10 +89,11 @@ def loads(text: str) -> Verdict | None:
             damaged=tuple(_damaged(d) for d in raw["damaged"]),
             waiting={file: _count(n) for file, n in dict(raw["waiting"]).items()},
             last=None if raw["last"] is None else _count(raw["last"]),
+            unknown={file: _count(n) for file, n in dict(raw["unknown"]).items()},
         )
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
-    if not all(isinstance(file, str) for file in found.waiting):
+    if not all(isinstance(file, str) for file in (*found.waiting, *found.unknown)):
         return None
     return found if _whole(found) else None
 
@@ -161,6 +167,7 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
     tokens = {file: json.dumps(file).encode("utf-8") for file in before.files}
     damaged = list(before.damaged)
     waiting = dict(before.waiting)
+    unknown = dict(before.unknown)
     last, number, end = before.last, before.lines, before.end
     last_start, digest = before.last_start, before.last_digest
     final = None
@@ -171,6 +178,10 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
         last = number if line is None else None
         if line is not None:
             waiting.pop(line.file, None)
+            if line.by is By.UNKNOWN:
+                unknown[line.file] = line.id
+            elif line.by is By.OWNER:
+                unknown.pop(line.file, None)
         elif piece.text:
             waiting.update({f: number for f, token in tokens.items() if token in piece.text})
         end, final = piece.end, piece
@@ -186,6 +197,7 @@ def _read(path: Path, before: Verdict, now: tuple[int, int, int, int]) -> Verdic
         damaged=tuple(damaged),
         waiting=waiting,
         last=last,
+        unknown=unknown,
     )
 
 

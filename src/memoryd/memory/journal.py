@@ -64,10 +64,13 @@ class Op(enum.StrEnum):
 
 
 class By(enum.StrEnum):
-    """Who made an edit: the model (its `memory` tool, for a session) or the owner."""
+    """Who made an edit: the model (its `memory` tool, for a session) or the owner; `unknown`
+    for a change recovery found once the journal had lost lines (`Line.lost`), which may be
+    what those lines did."""
 
     MODEL = "model"
     OWNER = "owner"
+    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ class Line:
     """How many of the line's entries `memoryd forget` took out of it (their text is gone)."""
     order: Order | None = None
     """The entries the change moved (a hand edit's order, an undo's), for an undo to put back."""
+    lost: int = 0
+    """How many lines the journal had lost when recovery found this change (its author then
+    `unknown`): the journal ended before the last line memoryd wrote (`writer.written`)."""
 
     @property
     def changed(self) -> bool:
@@ -101,6 +107,8 @@ class Line:
         """The line as the journal holds it (without its line break)."""
         # Written only when they say something: the lines of an older memoryd read the same.
         extra: dict[str, Any] = {"forgotten": self.forgotten} if self.forgotten else {}
+        if self.lost:
+            extra["lost"] = self.lost
         if self.order is not None:
             extra["order"] = {"before": list(self.order.before), "after": list(self.order.after)}
         return json.dumps(
@@ -202,6 +210,7 @@ class Line:
             undoes=None if raw.get("undoes") is None else integer("undoes"),
             forgotten=0 if raw.get("forgotten") is None else integer("forgotten"),
             order=None if raw.get("order") is None else _order(raw["order"]),
+            lost=0 if raw.get("lost") is None else integer("lost"),
         )
 
 

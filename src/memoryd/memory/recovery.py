@@ -5,7 +5,9 @@ they append. So recovery (1) truncates a last line without its line break (it wa
 acknowledged, its file never replaced); (2) applies the last line again when its file's hash is
 the line's `before`; (3) journals an `external` edit for every file whose hash is not its last
 line's `after` (edited by hand), with the entries the hand edit added and removed and, when it
-moved entries, their order (`order`); (4) removes leftover temporary files. `consistency` is
+moved entries, their order (`order`), by the owner; by `unknown` when the journal has lost lines
+(its last line is older than the last one memoryd wrote, `writer.written`), since the change may
+be what those lines did; (4) removes leftover temporary files. `consistency` is
 the journal's part of `memoryd check`.
 """
 
@@ -26,7 +28,7 @@ from memoryd.memory.journal import EMPTY_HASH, By, Line, Op, Scan, read, sha256,
 from memoryd.memory.order import applied, moved, replay
 from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.memory.tail import Tail, tail
-from memoryd.memory.writer import append
+from memoryd.memory.writer import append, mark, written
 from memoryd.secrets import redact
 
 
@@ -52,17 +54,20 @@ def again(line: Line, content: bytes) -> bytes:
 @dataclass(frozen=True)
 class Plan:
     """What recovery has to do: truncate a torn line, apply the last line again, journal hand
-    edits, remove leftover temporary files."""
+    edits, remove leftover temporary files; and how many lines the journal lost (`lost`: the
+    last memoryd wrote is that many after its last), which makes the hand edits' author
+    unknown."""
 
     torn: bool
     again: Line | None
     external: tuple[str, ...]
     leftovers: tuple[Path, ...]
+    lost: int = 0
 
     @property
     def empty(self) -> bool:
         """Whether there is nothing to do."""
-        return not (self.torn or self.again or self.external or self.leftovers)
+        return not (self.torn or self.again or self.external or self.leftovers or self.lost)
 
 
 def plan(memory: Memory, journal: Tail) -> Plan:
@@ -85,7 +90,8 @@ def plan(memory: Memory, journal: Tail) -> Plan:
     if last is not None:
         paths.add(memory.folder / last.file)
     leftovers = tuple(sorted(p for p in map(temporary, paths) if os.path.lexists(p)))
-    return Plan(journal.end < journal.size, redo, tuple(external), leftovers)
+    lost = max(0, written(memory.journal) - (0 if last is None else last.id))
+    return Plan(journal.end < journal.size, redo, tuple(external), leftovers, lost)
 
 
 def _tail(memory: Memory) -> Tail:
@@ -127,6 +133,9 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
                 f"{e}; journal line {todo.again.id} is applied when memoryd next can"
             ) from e
     if not todo.external:
+        if todo.lost:
+            # The files are as the journal left them: nothing lost is in them any more.
+            mark(memory.journal, 0 if journal.last is None else journal.last.id)
         return []
     lines = _every_line(memory)
     written = []
@@ -141,7 +150,9 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
             at=stamp(now),
             file=file,
             op=Op.EXTERNAL,
-            by=By.OWNER,
+            # After a loss the change may be what the lost lines did (the model's edits among
+            # them): not said to be the owner's.
+            by=By.UNKNOWN if todo.lost else By.OWNER,
             session=None,
             data_class=spec.data_class,
             before=lasts[file].after if file in lasts else EMPTY_HASH,
@@ -151,6 +162,7 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
             # Where the change left the entries it kept and added, when not where an edit
             # would have: a hand edit that only moved entries is a change too, undone as one.
             order=moved(applied(held, removed, added), found),
+            lost=todo.lost,
         )
         append(memory.journal, line)
         lines.append(line)

@@ -1,5 +1,13 @@
 """The journal's writer: a line appended and fsynced before its file is replaced, and taken back
 when the file cannot be (`journal` holds the line format and the reading of the journal).
+
+Beside the journal, `journal.mark` holds the id of the last line written: a journal whose last
+line is older lost its tail (cut short, an older copy put back, its last lines removed by hand),
+and recovery does not take what those lines did for the owner's hand edit. The mark is written
+once its line is synced and lowered before a line is taken back, so a crash leaves it behind the
+journal, never ahead of it (a mark behind only misses a loss); it is not synced itself, and one
+a crash left empty or torn is no mark. A mark that cannot be written is left: an edit does not
+fail for it.
 """
 
 from __future__ import annotations
@@ -8,7 +16,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from memoryd.errors import JournalError, disk_problem
+from memoryd.errors import JournalError, MemorydError, disk_problem
 from memoryd.home import make_folder, open_private
 from memoryd.memory.journal import Line
 from memoryd.memory.replace import failed, fsync_folder
@@ -37,6 +45,7 @@ def append(path: Path, line: Line) -> int:
             fsync_folder(path.parent)
     except OSError as e:
         raise failed("cannot write the journal", e, path, "; nothing was changed") from e
+    mark(path, line.id)
     return size
 
 
@@ -46,6 +55,7 @@ def take_back(path: Path, size: int, error: JournalError) -> JournalError:
     later recovery applies an edit reported failed. The error to raise: `error`, saying that
     nothing was changed, or, when the line cannot be taken back either, that it stays in the
     journal and the next memoryd command that can write the file applies it."""
+    mark(path, written(path) - 1)
     try:
         fd = open_private(path, os.O_RDWR)
         try:
@@ -59,3 +69,36 @@ def take_back(path: Path, size: int, error: JournalError) -> JournalError:
             f"({disk_problem(e)}): the next memoryd command that can write the file applies it"
         )
     return type(error)(f"{error}; nothing was changed")
+
+
+_MARK_DIGITS = 16
+"""A mark's width: its id in 16 digits, so that a new mark overwrites the old one in place and
+needs no new block of the disk (a line is taken back when the disk is full)."""
+
+
+def _mark_of(journal: Path) -> Path:
+    return journal.with_name("journal.mark")
+
+
+def written(journal: Path) -> int:
+    """The id of the last line memoryd wrote to `journal`, as its mark says (0 when there is no
+    mark, or one memoryd did not write)."""
+    try:
+        with os.fdopen(open_private(_mark_of(journal), os.O_RDONLY), "rb") as f:
+            text = f.read(_MARK_DIGITS + 2)
+    except (OSError, MemorydError):
+        return 0
+    if len(text) != _MARK_DIGITS + 1 or not text[:-1].isdigit() or text[-1:] != b"\n":
+        return 0
+    return int(text)
+
+
+def mark(journal: Path, line_id: int) -> None:
+    """Make `line_id` the mark of `journal` (the caller holds the home's lock). A mark that
+    cannot be written is left as it was."""
+    with contextlib.suppress(OSError, MemorydError):
+        fd = open_private(_mark_of(journal), os.O_RDWR | os.O_CREAT)
+        try:
+            os.pwrite(fd, f"{max(line_id, 0):0{_MARK_DIGITS}d}\n".encode(), 0)
+        finally:
+            os.close(fd)
