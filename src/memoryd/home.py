@@ -303,17 +303,19 @@ def log_problem(log: Path, found: os.stat_result | None) -> str | None:
         return f"it {_owned(log, found.st_uid)}"
     if found is not None and found.st_mode & 0o022:
         return f"it {_writable(log, found.st_mode, '600', _SESSIONS_RISK)}"
-    for folder in (log.parent, log.parent.parent):
+    folder = os.fspath(log)
+    for _ in range(2):  # the session's folder, then `sessions/`
+        folder = os.path.dirname(folder)
         try:
             held = os.lstat(folder)
         except FileNotFoundError:
             return None  # not made yet, or gone since the log was opened
         if stat.S_ISLNK(held.st_mode):
-            return link_message(folder)
+            return link_message(Path(folder))
         if held.st_uid != os.geteuid():
-            return f"{folder} {_owned(folder, held.st_uid)}"
+            return f"{folder} {_owned(Path(folder), held.st_uid)}"
         if held.st_mode & 0o022:
-            return f"{folder} {_writable(folder, held.st_mode, '700', _SESSIONS_RISK)}"
+            return f"{folder} {_writable(Path(folder), held.st_mode, '700', _SESSIONS_RISK)}"
     return None
 
 
