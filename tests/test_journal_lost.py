@@ -5,6 +5,7 @@ The mark beside the journal (the last line memoryd wrote) is how the loss is kno
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from pathlib import Path
@@ -55,16 +56,18 @@ def test_the_models_entries_a_lost_tail_held_are_not_journalled_as_the_owners(
     assert written(memory.journal) == 3
     _cut_to(memory.journal, 1)
     (found,) = recover(memory, NOW)
-    assert (found.id, found.op, found.by, found.lost) == (2, Op.EXTERNAL, By.UNKNOWN, 2)
+    # Ids 2 and 3 were the lost lines': not given again, the gap explained by the line.
+    assert (found.id, found.op, found.by, found.lost) == (4, Op.EXTERNAL, By.UNKNOWN, 2)
     assert found.added == MODEL_ENTRIES
-    assert "external  unknown  after 2 lost lines: +" in log_line(found)
-    assert written(memory.journal) == 2  # the loss is recorded: the mark follows the journal
+    assert log_line(found).startswith("4  ")
+    assert "  notes.md  external  unknown  after 2 lost lines: +" in log_line(found)
+    assert written(memory.journal) == 4  # the loss is recorded: the mark follows the journal
     assert consistency(memory, read(memory.journal)) == []
     notes = str(memory.path(memory.find("notes.md")))
     (flag,) = _flags(memory).items()
     assert flag[0] == notes
-    assert "journal line 2, by an unknown author" in flag[1]
-    assert "memoryd memory undo 2" in flag[1]
+    assert "journal line 4, by an unknown author" in flag[1]
+    assert "memoryd memory undo 4" in flag[1]
 
 
 def test_the_flag_stays_through_the_models_edits_and_goes_with_the_owners(home: Home) -> None:
@@ -73,7 +76,7 @@ def test_the_flag_stays_through_the_models_edits_and_goes_with_the_owners(home: 
     recover(memory, NOW)
     add(memory, "Plants want water on Sundays.", author=model("s1"))
     assert len(_flags(memory)) == 1
-    undo(memory, 2, OWNER, NOW)
+    undo(memory, 4, OWNER, NOW)
     assert text_of(memory) == "The owner takes tea.\n\nPlants want water on Sundays.\n"
     assert _flags(memory) == {}
 
@@ -113,11 +116,12 @@ def test_a_journal_removed_whole_makes_every_file_s_entries_unknown(home: Home) 
     add(memory, "I am the agent.", file="self.md")
     memory.journal.unlink()
     found = recover(memory, NOW)
-    assert [(line.file, line.by, line.lost) for line in found] == [
-        ("identity/self.md", By.UNKNOWN, 4),
-        ("notes.md", By.UNKNOWN, 4),
+    assert [(line.id, line.file, line.by, line.lost) for line in found] == [
+        (5, "identity/self.md", By.UNKNOWN, 4),
+        (6, "notes.md", By.UNKNOWN, 0),
     ]
     assert len(_flags(memory)) == 2
+    assert consistency(memory, read(memory.journal)) == []
 
 
 def test_a_line_taken_back_is_no_lost_line(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +168,7 @@ def test_every_line_of_the_journal_says_who_made_it(home: Home) -> None:
     memory = _models_edits(home)
     _cut_to(memory.journal, 1)
     recover(memory, NOW)
-    assert [(line.id, line.by) for line in lines(memory)] == [(1, By.OWNER), (2, By.UNKNOWN)]
+    assert [(line.id, line.by) for line in lines(memory)] == [(1, By.OWNER), (4, By.UNKNOWN)]
 
 
 def test_the_daemon_logs_the_flag_and_status_shows_it(home: Home) -> None:
@@ -179,4 +183,18 @@ def test_the_daemon_logs_the_flag_and_status_shows_it(home: Home) -> None:
         assert "by an unknown author" in daemon.output()
     finally:
         daemon.stop()
-    assert [(line.id, line.by) for line in lines(memory)] == [(1, By.OWNER), (2, By.UNKNOWN)]
+    assert [(line.id, line.by) for line in lines(memory)] == [(1, By.OWNER), (4, By.UNKNOWN)]
+
+
+def test_a_gap_in_the_ids_that_no_line_explains_is_named_by_the_check(home: Home) -> None:
+    memory = _models_edits(home)
+    _cut_to(memory.journal, 1)
+    recover(memory, NOW)
+    first, found = read(memory.journal).lines
+    for lost in (1, 3):
+        memory.journal.write_text(
+            first.to_json() + "\n" + dataclasses.replace(found, lost=lost).to_json() + "\n"
+        )
+        assert consistency(memory, read(memory.journal)) == [
+            "journal.jsonl: line 2: id 4 follows id 1"
+        ]

@@ -94,8 +94,9 @@ class Line:
     order: Order | None = None
     """The entries the change moved (a hand edit's order, an undo's), for an undo to put back."""
     lost: int = 0
-    """How many lines the journal had lost when recovery found this change (its author then
-    `unknown`): the journal ended before the last line memoryd wrote (`writer.written`)."""
+    """How many lines the journal had lost just before this one (it ended before the last line
+    memoryd wrote, `writer.written`): their ids are skipped, and the changes recovery found then
+    are by `unknown`."""
 
     @property
     def changed(self) -> bool:

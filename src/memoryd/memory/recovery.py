@@ -138,7 +138,10 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
             mark(memory.journal, 0 if journal.last is None else journal.last.id)
         return []
     lines = _every_line(memory)
-    written = []
+    journalled = []
+    # The lost lines' ids are not given again (the Honcho worker and the index know lines by
+    # id): the first line after them says how many were lost, which explains the gap.
+    lost = todo.lost
     for file in todo.external:
         spec = memory.find(file)
         content = read_file(memory.path(spec))
@@ -146,7 +149,7 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
         removed, added = difference(held, found)
         lasts = last_lines(lines)
         line = Line(
-            id=lines[-1].id + 1 if lines else 1,
+            id=(lines[-1].id if lines else 0) + 1 + lost,
             at=stamp(now),
             file=file,
             op=Op.EXTERNAL,
@@ -162,12 +165,13 @@ def carry_out(memory: Memory, journal: Tail, todo: Plan, now: datetime) -> list[
             # Where the change left the entries it kept and added, when not where an edit
             # would have: a hand edit that only moved entries is a change too, undone as one.
             order=moved(applied(held, removed, added), found),
-            lost=todo.lost,
+            lost=lost,
         )
         append(memory.journal, line)
         lines.append(line)
-        written.append(line)
-    return written
+        journalled.append(line)
+        lost = 0
+    return journalled
 
 
 def recover_locked(memory: Memory, now: datetime) -> Tail:
@@ -205,7 +209,7 @@ def consistency(memory: Memory, journal: Scan) -> list[str]:
     # an owner finds there when opening the journal.
     for n, line in zip(journal.numbers, journal.lines, strict=True):
         where = f"{name}: line {n}:"
-        if line.id != previous + 1:
+        if line.id != previous + 1 + line.lost:
             problems.append(f"{where} id {line.id} follows id {previous}")
         before_line, expected = afters.get(line.file, (0, EMPTY_HASH))
         if line.before != expected:
