@@ -7,8 +7,8 @@ the line's `before`; (3) journals an `external` edit for every file whose hash i
 line's `after` (edited by hand), with the entries the hand edit added and removed and, when it
 moved entries, their order (`order`), by the owner; by `unknown` when the journal has lost lines
 (its last line is older than the last one memoryd wrote, `writer.written`), since the change may
-be what those lines did; (4) removes leftover temporary files. `consistency` is
-the journal's part of `memoryd check`.
+be what those lines did; (4) removes leftover temporary files. `consistency` is the journal's
+part of `memoryd check`.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def again(line: Line, content: bytes) -> bytes:
 @dataclass(frozen=True)
 class Plan:
     """What recovery has to do: truncate a torn line, apply the last line again, journal hand
-    edits, remove leftover temporary files; and how many lines the journal lost (`lost`: the
-    last memoryd wrote is that many after its last), which makes the hand edits' author
-    unknown."""
+    edits, remove leftover temporary files; and how many lines the journal lost (`lost`: how
+    far the last line memoryd wrote is past the journal's last), which makes the hand edits'
+    author unknown."""
 
     torn: bool
     again: Line | None
