@@ -36,6 +36,7 @@ from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
 from memoryd.serve.client import Client
+from memoryd.serve.drain import held
 from memoryd.serve.footprint import recalled
 from memoryd.serve.service import Edited, Labelled, Service
 from memoryd.serve.tools import shown, tools
@@ -334,6 +335,7 @@ def run(home: Home, session: str) -> None:
 
     async def serve() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            # The SDK cancels what still runs when stdin ends: hold the end until it is answered.
+            await server.run(*held(read, write), server.create_initialization_options())
 
     anyio.run(serve)
