@@ -4,7 +4,8 @@ A secret is one of:
 
 - a known prefix at the start of a token followed by enough key characters to be a key, or a
   masked form of one (the prefix followed by a run of `*`, `•` or `x`, as a loop writes a key it
-  hid); a prefix inside an ordinary word is not one;
+  hid); a token starts after anything but a letter or digit (a space, `-`, `.`, `/`, `_`, `:`,
+  the `\\n` of JSON-escaped text), so a prefix inside an ordinary word is not one (`desk-top`);
 - a JWT (`eyJ...` header, payload and signature joined by dots);
 - a PEM block whose type names a private or secret key (`RSA PRIVATE KEY`, `PGP PRIVATE KEY
   BLOCK`, ...), with or without its END line, its lines broken by newlines or by JSON's `\\n`;
@@ -71,18 +72,25 @@ def _not_after(class_: str, width: int) -> str:
     return rf"(?<!{class_}.{{{width}}})"
 
 
-# A key starts where no key character stands before it (a prefix inside a word is not one).
-_START = r"[A-Za-z0-9_\-.]"
+def _starts(width: int) -> str:
+    """After `width` characters just matched: they start a token, with no letter or digit
+    before them, or only the letter of a JSON escape (`\\n`, `\\t`, ...)."""
+    return rf"(?:{_not_after('[A-Za-z0-9]', width)}|(?<=\\[bfnrt].{{{width}}}))"
+
+
 # A masked key: the prefix, at most a few characters left visible, a run of three or more mask
 # characters, and whatever the loop left visible after it.
 _MASK = r"[A-Za-z0-9]{0,8}(?:\*{3,}|•{3,}|x{3,}|X{3,})" + _KEY + "*"
+# A key starts where no letter or digit stands before it: a prefix inside a word (`desk-top`,
+# `ask-...`) is not one, a prefix after a separator is (`foo-sk-...`, `x.ghp_...`, `path/AKIA...`,
+# `mcp__sk-...__query`, `a:sk-...`), and so is one after a JSON escape (`"\nsk-..."`).
 _KEYS_RE = "|".join(
-    re.escape(prefix) + _not_after(_START, len(prefix)) + rf"(?:{_MASK}|{rest}(?![A-Za-z0-9]))"
+    re.escape(prefix) + _starts(len(prefix)) + rf"(?:{_MASK}|{rest}(?![A-Za-z0-9]))"
     for prefix, rest in _KEYS
 )
 
 _JWT_RE = (
-    "eyJ" + _not_after(r"[A-Za-z0-9_\-]", 3) + r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}"
+    "eyJ" + _starts(3) + r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}"
     r"\.[A-Za-z0-9_\-]*"
 )
 
@@ -285,12 +293,6 @@ def _holds(text: str) -> bool:
         return True
     low = _lower(text)
     return _may_hold_worded(low) and _WORDED.search(low) is not None
-
-
-def may_hold_secret(text: str) -> bool:
-    """Whether some part of `text` (ASCII, no `%`) could hold a secret: False means that no
-    substring of it does (the cheap test `has_secret` makes first only looks for substrings)."""
-    return _may_hold_cased(text) or _may_hold_worded(_lower(text))
 
 
 def has_secret(text: str) -> bool:

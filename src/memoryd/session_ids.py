@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from memoryd.secrets import has_secret, may_hold_secret
+from memoryd.secrets import has_secret
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
 """A session id's characters and length (`is_session_id` also refuses one shaped like a key)."""
@@ -21,12 +21,6 @@ SESSION_RULE = (
 
 
 def is_session_id(session: str) -> bool:
-    """Whether `session` may name a session: `SESSION_ID`'s characters and length, and no key."""
-    if SESSION_ID.fullmatch(session) is None:
-        return False
-    if not may_hold_secret(session):  # most ids: one cheap test answers for every part
-        return True
-    # In prose a key glued to a word (`task-sk-...`) is not taken for one; in an id it is, since
-    # a prefix (a connector's `claude-code-`) glues any file name to it.
-    starts = [0, *(i + 1 for i, char in enumerate(session) if char in "-_.")]
-    return not any(has_secret(session[start:]) for start in starts)
+    """Whether `session` may name a session: `SESSION_ID`'s characters and length, and no key
+    (after a connector's prefix too: `-`, `_` and `.` start a key, as in `claude-code-sk-...`)."""
+    return SESSION_ID.fullmatch(session) is not None and not has_secret(session)
