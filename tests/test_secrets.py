@@ -5,13 +5,17 @@ Every key here is built from pieces, so the file holds no string a secret scanne
 
 from __future__ import annotations
 
+import re
 import string
 import time
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd.confusables import ASCII, VERSION
+from memoryd.folding import fold
 from memoryd.secrets import REMOVED, has_secret, redact
 
 BEGIN, END, DASHES = "-----BEGIN ", "-----END ", "-----"
@@ -606,6 +610,95 @@ def test_a_prefix_glued_to_any_word_is_not_a_secret(word: str, key: str) -> None
 )
 def test_words_joined_by_separators_are_not_secrets(text: str) -> None:
     assert not has_secret(text)
+
+
+# ---- Every look-alike of Unicode's confusables table: a key written with any is still a key.
+
+LOOK_ALIKES: dict[str, list[str]] = {}
+"""Each ASCII character the table names, and the characters it takes for it."""
+for _char, _target in sorted(ASCII.items()):
+    LOOK_ALIKES.setdefault(_target, []).append(_char)
+
+
+def test_the_table_names_its_version_and_holds_only_characters_read_as_ascii() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+", VERSION)
+    assert len(ASCII) > 900
+    for char, target in ASCII.items():
+        assert not char.isascii() and target.isascii() and target.isprintable()
+        assert unicodedata.normalize("NFKC", char) == char  # the fold's NFKC comes first
+        assert fold(char) == target or (char, fold(char)) == ("\u2800", "")  # a blank, removed
+
+
+@pytest.mark.parametrize(
+    ("char", "target"),
+    [
+        ("\u043a", "k"),  # Cyrillic ka: the table takes it for kra, which is no ASCII letter
+        ("\u0138", "k"),  # kra itself
+        ("\u1d0b", "k"),  # the small capital K
+        ("\u03ba", "k"),  # Greek kappa
+        ("\u0442", "t"),  # Cyrillic te
+        ("\u0455", "s"),
+        ("\u0391", "A"),
+        ("\u0399", "I"),  # Greek capital iota: its skeleton is `l`, its kind a capital
+        ("\u04cf", "l"),  # Cyrillic small palochka
+        ("\u07c0", "0"),  # NKo digit zero: its skeleton is `O`, its kind a digit
+        ("\u2010", "-"),
+        ("\u2013", "-"),
+        ("\u2019", "'"),
+        ("\u0589", ":"),
+        ("\uff4b", "k"),  # full-width, by NFKC
+    ],
+)
+def test_a_look_alike_reads_as_the_ascii_it_passes_for(char: str, target: str) -> None:
+    assert fold(char) == target
+
+
+@pytest.mark.parametrize("char", ["\u2014", "é", "ñ", "ø", "ł", "\u00b7"])
+def test_the_em_dash_accented_letters_and_the_middle_dot_read_as_themselves(char: str) -> None:
+    assert fold(char) == char
+
+
+# A key holding every key character, and one holding `.` (in its prefix).
+EVERY_CHAR_KEY = "sk-ant-api03-" + KEY_CHARS
+DOTTED_KEY = "ya29." + "a0AfH6" * 5
+
+
+@pytest.mark.parametrize("target", sorted(set(LOOK_ALIKES) & set(KEY_CHARS + ".")))
+def test_every_look_alike_of_a_key_character_is_read_as_it_in_a_key(target: str) -> None:
+    key, at = (
+        (DOTTED_KEY, 4) if target == "." else (EVERY_CHAR_KEY, EVERY_CHAR_KEY.index(target, 13))
+    )
+    for char in LOOK_ALIKES[target]:
+        written = key[:at] + char + key[at + 1 :]
+        assert redact("use " + written + " now") == "use " + REMOVED + " now", f"U+{ord(char):04X}"
+
+
+@st.composite
+def written_keys(draw: st.DrawFn) -> str:
+    """A key of any prefix with any of its characters, the prefix's too, written as look-alikes
+    the table names."""
+    key = draw(keys())
+    return "".join(
+        draw(st.sampled_from(LOOK_ALIKES[c])) if c in LOOK_ALIKES and draw(st.booleans()) else c
+        for c in key
+    )
+
+
+@given(written_keys())
+@settings(max_examples=1000)
+def test_a_key_written_with_any_look_alikes_is_redacted_whole(written: str) -> None:
+    text = "use " + written + " now"
+    assert has_secret(text)
+    assert redact(text) == "use " + REMOVED + " now"
+
+
+@given(
+    separator=st.sampled_from([c for s in "-./_:" for c in LOOK_ALIKES[s]]),
+    key=written_keys(),
+)
+@settings(max_examples=300)
+def test_a_key_behind_a_look_alike_of_a_separator_is_redacted(separator: str, key: str) -> None:
+    assert redact("foo" + separator + key) == "foo" + separator + REMOVED
 
 
 # ---- Properties over texts planted with every kind above.

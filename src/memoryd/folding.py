@@ -1,8 +1,10 @@
 """How a text reads to a person: a normalised copy, with the way back to the text's offsets.
 
 Keys hidden from a matcher by what a person would not see or would read the same: NFKC forms
-(full-width letters), invisible and combining characters, percent-escapes, look-alike Cyrillic
-and Greek letters. `secrets` matches the copy as well as the text and maps what it finds back.
+(full-width letters), invisible and combining characters, percent-escapes, and every character
+that passes for ASCII in Unicode's confusables table (`confusables.ASCII`: Cyrillic `к` and `ѕ`,
+Greek `Α`, the en dash, ...). `secrets` matches the copy as well as the text and maps what it
+finds back; the text itself is never rewritten here.
 """
 
 from __future__ import annotations
@@ -12,17 +14,11 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
-# Look-alike letters a key could be written with, folded to the ASCII letter they pass for, and
-# the dashes that pass for `-` (not the em dash: prose is full of them, and keys are not).
-_LOOK_ALIKES = str.maketrans(
-    {
-        **dict(zip("АВЕЅІЈКМНОРСТХУԚԜ", "ABESIJKMHOPCTXYQW", strict=True)),
-        **dict(zip("аеорсухѕіјԁһӏԛԝ", "aeopcyxsijdhlqw", strict=True)),
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-        **dict(zip("οικρτυχνα", "oikptuxva", strict=True)),
-        **dict.fromkeys("‐‑‒–−", "-"),
-    }
-)
+from memoryd.confusables import ASCII
+
+# NFKC first, then the table, which holds only characters NFKC leaves as they are (`ſ`, which
+# NFKC makes `s`, is not taken for the `f` it looks like).
+_LOOK_ALIKES = str.maketrans(ASCII)
 # Invisible characters that are not format characters (category Cf): Hangul fillers, the
 # braille blank.
 _INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
@@ -33,7 +29,8 @@ _SAME = {chr(code) for code in range(128)} - {"%"}
 
 
 def fold(char: str) -> str:
-    """What `char` reads as: its NFKC form with look-alikes folded, or nothing if invisible."""
+    """What `char` reads as: its NFKC form with look-alikes folded to the ASCII they pass for,
+    or nothing if invisible."""
     folded = _FOLDED.get(char)
     if folded is None:
         if unicodedata.category(char) in ("Cf", "Mn", "Me") or char in _INVISIBLE:

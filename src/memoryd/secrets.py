@@ -17,8 +17,9 @@ A secret is one of:
 
 Text is matched twice when it holds anything a person would read differently from the code
 points (non-ASCII characters or `%`): as it is, and as a normalised copy (NFKC, invisible
-characters removed, percent-escapes decoded, look-alike Cyrillic and Greek letters folded to
-ASCII), so `sk%2Dant%2D...`, `ѕk-...` or a key with a zero-width space inside is still a key.
+characters removed, percent-escapes decoded, every character Unicode's confusables table takes
+for ASCII folded to it), so `sk%2Dant%2D...`, `ѕk-...`, `sк_live_...` or a key with a zero-width
+space inside is still a key.
 `redact` removes the span of the original text that a secret found in either came from; for an
 assignment, a URL or a phrase it removes the value and keeps the name. Names (`password`,
 `token`, `PIN`, ...) are matched in any case; keys, JWTs and PEM blocks as they are written.
