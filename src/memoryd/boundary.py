@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import unicodedata
 
+from memoryd.confusables import DOTS
 from memoryd.secrets import redact
 from memoryd.text import neutralise
 
 NAME = 64
 """The most characters of a name a header shows."""
 
-# A header's parts are joined by ` · `; a name holding one could pass for a part of its own.
-_SEPARATORS = frozenset("\u00b7\u2027\u2219\u22c5\u30fb\uff65\u2022\u2981")
+# A header's parts are joined by ` · `; a name holding one could pass for a part of its own: so
+# could one holding a look-alike (`᛫`, `•`), one NFC makes `·` (U+0387), one NFKC makes hold it
+# (`ŀ`), or Z notation's spot `⦁`, a bullet the confusables table does not list.
+_SEPARATORS = DOTS | {"\u2981"}
 
 
 def _folded(char: str) -> str:
@@ -37,8 +40,9 @@ def _folded(char: str) -> str:
 
 
 def name(value: str, limit: int = NAME) -> str:
-    """`value` as a header part: one line of single spaces, no format character, no chat tag,
-    no secret, no header separator, at most `limit` characters."""
+    """`value` as a header part: one line of single spaces, no format or control character, no
+    chat tag, no secret, no header separator or look-alike of one (after NFC and NFKC too), at
+    most `limit` characters."""
     folded = "".join(_folded(c) for c in redact(value))
     # Removing a format character can join a key split by it: redact the folded text too.
     one_line = " ".join(redact(folded).split())
