@@ -102,8 +102,15 @@ def normalise(text: str) -> tuple[str, Normalised] | None:
     # One pass in C answers for most text: every character reads as itself.
     if _SAME.issuperset(text):
         return None
-    if "%" not in text and all(fold(char) == char for char in set(text) - _SAME):
-        return None
+    if "%" not in text:
+        changed = {ord(c): folded for c in set(text) - _SAME if (folded := fold(c)) != c}
+        if not changed:
+            return None
+        if all(len(folded) == 1 for folded in changed.values()):
+            # Each character read as one (Cyrillic letters, curly quotes): the copy is made in C
+            # and keeps the text's offsets, so its way back is the empty one (three times faster
+            # than the loop below on such text).
+            return text.translate(changed), Normalised()
     pieces: list[str] = []
     way = Normalised()
     done = 0  # in the text
