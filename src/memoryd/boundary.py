@@ -19,8 +19,8 @@ NAME = 64
 """The most characters of a name a header shows."""
 
 # A header's parts are joined by ` · `; a name holding one could pass for a part of its own: so
-# could one holding a look-alike (`᛫`, `•`), one NFC makes `·` (U+0387), one NFKC makes hold it
-# (`ŀ`), or Z notation's spot `⦁`, a bullet the confusables table does not list.
+# could one holding a look-alike (`᛫`, `•`), a character NFC makes `·` (U+0387) or one whose NFKC
+# form holds it (`ŀ`), or Z notation's spot `⦁`, a bullet the confusables table does not list.
 _SEPARATORS = DOTS | {"\u2981"}
 
 
