@@ -3,6 +3,8 @@ a clean stop, and the client asking whether a daemon runs (issue 11, items 16, 1
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -11,7 +13,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -125,6 +129,52 @@ def test_the_claim_is_released_and_its_file_removed_after_an_error(home: Home) -
     assert not (home.root / "memoryd.pid").exists()
     with claim.claimed(home):
         assert (home.root / "memoryd.pid").read_text() == f"{os.getpid()}\n"
+
+
+class Landing:
+    """A stop (SIGTERM's SystemExit) raised at the `at`-th line run in `serve.claim` where a
+    SIGTERM is not held back, until the claim's holder runs (`holding`)."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.lines = 0
+        self.holding = False
+        self.where: tuple[str, int] | None = None
+
+    def call(self, frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+        """The trace of each call: claim.py's frames are followed line by line."""
+        return self.line if frame.f_code.co_filename == claim.__file__ else None
+
+    def line(self, frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+        """Raise the stop at the `at`-th line a signal could land on."""
+        held = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        if event == "line" and not self.holding and not held:
+            self.lines += 1
+            if self.lines > self.at:
+                self.where = (frame.f_code.co_name, frame.f_lineno)
+                raise SystemExit(0)
+        return self.line
+
+
+def test_a_stop_landing_at_any_line_of_the_claim_leaves_no_pid_file_nor_its_lock(
+    home: Home,
+) -> None:
+    # Raised as the pid was written, the stop of a daemon starting on a busy machine left
+    # memoryd.pid behind (tests/test_serve_daemon.py sends the real signal there).
+    for at in itertools.count():
+        landing = Landing(at)
+        sys.settrace(landing.call)
+        try:
+            with contextlib.suppress(SystemExit), claim.claimed(home):
+                landing.holding = True
+        finally:
+            sys.settrace(None)
+        if landing.where is None:
+            break  # the claim's every line ran without the stop
+        assert not (home.root / "memoryd.pid").exists(), landing.where
+        with claim.claimed(home):  # its lock was let go
+            pass
+    assert at > 0, "no stop landed: the claim's lines were not followed"
 
 
 # -- examples/loop.py: its own daemon, on a home it removes --------------------------------

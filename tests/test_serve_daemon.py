@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from logs import turn, write_log
-from loop_signal import SENT, ended, in_loop
+from loop_signal import SENT, SENT_IN_CLAIM, STEPS, ended, in_claim, in_loop
 from memoryd.home import Home
 
 START = 15.0
@@ -142,6 +142,18 @@ def test_sigterm_while_the_daemon_starts_exits_0_leaving_no_socket_or_pid(home: 
         time.sleep(0.001)
     assert starting.stop(signal.SIGTERM) == 0, starting.output()
     assert not starting.socket.exists() and not pid.exists()
+
+
+@pytest.mark.parametrize("step", sorted(STEPS))
+def test_sigterm_as_the_daemon_claims_its_pid_file_exits_0_leaving_no_pid_file(
+    home: Home, step: str
+) -> None:
+    # Landed as the pid was written (the daemon scheduled out in the write, on a busy machine)
+    # or before the lock, the signal was raised before the file was the daemon's to remove.
+    starting = Daemon(home, env=in_claim(home.root.parent / "site", home.root, step))
+    assert ended(starting.proc) == 0, starting.output()
+    assert SENT_IN_CLAIM in starting.output()
+    assert not (home.root / "memoryd.pid").exists() and not starting.socket.exists()
 
 
 def test_sigterm_inside_the_event_loop_before_uvicorn_serves_exits_0(home: Home) -> None:
