@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from logs import turn, write_log
 from memoryd.home import Home
@@ -79,6 +82,26 @@ def test_fold_lowercases_and_removes_diacritics() -> None:
 def test_idf_is_never_below_its_floor() -> None:
     assert idf(90, 100) == 1e-6
     assert idf(1, 100) == pytest.approx(4.194693, rel=1e-6)
+
+
+INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+"""Any count SQLite can hold."""
+
+
+@given(documents=INT64, items=INT64)
+def test_idf_is_a_weight_for_any_two_counts(documents: int, items: int) -> None:
+    # Read apart, the counts disagreed (a term in 1 item of 0): a math domain error, a 500.
+    weight = idf(documents, items)
+    assert math.isfinite(weight) and weight >= 1e-6
+    if 0 <= documents <= items:
+        assert weight == max(math.log((items - documents + 0.5) / (documents + 0.5)), 1e-6)
+    else:  # the weight of the nearest counts that agree: held by none, or by every row
+        assert weight == (idf(0, items) if documents < 0 else 1e-6)
+
+
+def test_a_term_in_more_items_than_the_index_holds_weighs_the_least() -> None:
+    assert idf(1, 0) == idf(7, 3) == 1e-6
+    assert idf(-1, 100) == idf(0, 100)
 
 
 def test_python_bm25_gives_fts5s_scores(home: Home, index: Index) -> None:

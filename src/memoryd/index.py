@@ -216,7 +216,7 @@ class Index:
         if not self._keeps:
             return None
         # One snapshot: the kept rows, the counts and the items they name read together.
-        with self._snapshot():
+        with self.snapshot():
             ids = common.best(self.conn, stem(fold(term)), limit, classes)
             found = {hit.id: hit for hit in self.hits(ids)} if ids else {}
         return None if ids is None else [found[i] for i in ids]
@@ -227,12 +227,13 @@ class Index:
         """`best_of`'s row ids, each with its bm25 score for the term (FTS5's, not negated)."""
         if not self._keeps:
             return None
-        with self._snapshot():
+        with self.snapshot():
             return common.scored(self.conn, stem(fold(term)), limit, classes)
 
     @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """A read transaction around the block, unless one is open already."""
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction around the block, unless one is open already: every read in it
+        sees the index as it was at the first, whatever is written meanwhile."""
         began = not self.conn.in_transaction
         with translated(self.path):
             if began:

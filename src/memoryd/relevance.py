@@ -118,8 +118,14 @@ def stems(text: str) -> list[str]:
 
 
 def idf(documents: int, items: int) -> float:
-    """FTS5's idf of a term held by `documents` of `items` rows (never below 1e-6)."""
-    value = math.log((items - documents + 0.5) / (documents + 0.5))
+    """FTS5's idf of a term held by `documents` of `items` rows (never below 1e-6), for any two
+    counts: a term held by more rows than there are weighs the least, one held by fewer than
+    none the most."""
+    # Counts that disagree (read apart, or a hand-edited index) made the log's argument
+    # negative: a math domain error, and the daemon's recall a 500.
+    rows = max(items, 0)
+    held = min(max(documents, 0), rows)
+    value = math.log((rows - held + 0.5) / (held + 0.5))
     return value if value > 0.0 else 1e-6
 
 

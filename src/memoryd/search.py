@@ -126,7 +126,16 @@ def search(
 ) -> list[Hit]:
     """The at most `k` best items for the terms (`ranking`): every-term items first, then, with
     three terms or more, all-but-one items, then some-term items; with `highest`, only items of
-    that class or a lower one."""
+    that class or a lower one, all read from one state of the index (`Index.snapshot`)."""
+    # Read apart, the counts disagreed (items added between the items counted and the
+    # documents: idf's log of a negative) and rows matched could be gone when read (a forget).
+    with index.snapshot():
+        return _search(index, found, k, highest, floor, costs)
+
+
+def _search(
+    index: Index, found: list[str], k: int, highest: DataClass | None, floor: int, costs: Costs
+) -> list[Hit]:
     allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
     classes = None if len(allowed) == len(DataClass) else allowed
     # The index's own tokens: a term Python splits differently (`x²`) becomes what FTS5 sees.
