@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from honcho_workers import fake, make  # noqa: F401  (fixtures: the fake Honcho, workers to it)
 from memoryd.home import Home
@@ -13,6 +14,13 @@ from memoryd.index import Index
 from test_serve_daemon import daemon  # noqa: F401  (a fixture: a daemon serving the test's home)
 from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)
 from window_home import served  # noqa: F401  (a fixture: a daemon serving the window's home)
+
+# Hypothesis's deadline (200 ms an example) and its check that examples are made fast enough are
+# bounds of wall time: on a machine four times slower, or a busy one, a 60 ms example fails.
+# A test that bounds a time says so itself. Loaded here, before any test module makes its own
+# settings, which take what they do not set from it.
+settings.register_profile("memoryd", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memoryd")
 
 
 @pytest.fixture(autouse=True)
