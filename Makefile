@@ -21,25 +21,28 @@ $(STAMP): pyproject.toml
 	  touch $(STAMP); }'
 
 # The MCP Inspector CLI, which the tests run against `memoryd mcp --listen`: pinned in
-# .ci/node/package-lock.json, installed from npm (Node.js 20 or newer with npm) when missing.
+# .ci/node/package-lock.json, installed from npm (Node.js 22.19 or newer, as the Inspector
+# declares, with npm) when missing. `npm ci` installs exactly the lock and never writes it
+# (`npm install` rewrote it, leaving the clone changed).
 INSPECTOR := .ci/node/node_modules/.bin/mcp-inspector
 
 $(INSPECTOR): .ci/node/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "make: npm is missing: the tests need Node.js 20 or newer with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
-	@# Not `npm ci`: it refuses this lock, which cannot hold an optional dependency of vite that
-	@# the registry does not have; `npm install` installs the locked versions all the same.
-	npm install --prefix .ci/node --no-audit --no-fund
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm is missing: the tests need Node.js 22.19 or newer with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+	npm ci --prefix .ci/node --no-audit --no-fund
 	touch $(INSPECTOR)
 
 # The window's browser tests drive Debian's Chromium (tests/test_window_browser.py): installed
 # with apt-get when missing and make runs as root (CI); otherwise make says what to install.
+# Headless, it needs none of what Debian recommends beside it (udev, upower, a printer
+# dialog, a notification daemon: about 90 packages more, and udev upgrades systemd); a font
+# comes with its dependencies (fontconfig's).
 CHROMIUM := /usr/bin/chromium
 
 $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  apt-get update -q && apt-get install -y -q chromium; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium; \
 	else \
-	  echo "make: $(CHROMIUM) is missing: the window's browser tests need Debian's chromium (as root: apt-get install -y chromium)" >&2; exit 1; \
+	  echo "make: $(CHROMIUM) is missing: the window's browser tests need Debian's chromium (as root: apt-get install -y --no-install-recommends chromium)" >&2; exit 1; \
 	fi
 
 lint: $(STAMP)

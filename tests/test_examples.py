@@ -301,6 +301,73 @@ def test_two_makes_at_once_install_the_venv_once(tmp_path: Path) -> None:
 
 # -- make test: its installs leave the clone as it was, on a busy machine too --------------
 
+FAKE_TOOL = """#!/bin/sh
+# A stand-in for {name}: notes how it was run, then does what a test needs of it.
+echo "$*" >> "{log}"
+{body}
+"""
+
+
+def _fake(bin_dir: Path, name: str, log: Path, body: str = "") -> None:
+    tool = bin_dir / name
+    tool.write_text(FAKE_TOOL.format(name=name, log=log, body=body))
+    tool.chmod(0o755)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_installs_the_inspector_as_locked_never_writing_the_lock(tmp_path: Path) -> None:
+    # `npm install` rewrote .ci/node/package-lock.json: a fresh clone's `make test` left it
+    # changed. `npm ci` installs the lock as it is, or fails.
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copytree(ROOT / ".ci" / "node", tmp_path / ".ci" / "node", ignore=_no_modules)
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    inspector = ".ci/node/node_modules/.bin/mcp-inspector"
+    _fake(
+        fakes,
+        "npm",
+        tmp_path / "npm.log",
+        f"mkdir -p {Path(inspector).parent} && touch {inspector}",
+    )
+    env = {**os.environ, "PATH": f"{fakes}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["make", "-s", inspector], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "npm.log").read_text().splitlines() == [
+        "ci --prefix .ci/node --no-audit --no-fund"
+    ]
+
+
+def _no_modules(folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if name == "node_modules"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_installs_chromium_without_what_debian_recommends(tmp_path: Path) -> None:
+    # With its recommends, Debian's chromium pulled 115 packages on a CI machine, and udev
+    # upgraded systemd; headless, the browser tests need none of them.
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    _fake(fakes, "apt-get", tmp_path / "apt.log")
+    _fake(fakes, "id", tmp_path / "id.log", "echo 0")
+    chromium = tmp_path / "chromium"
+    env = {**os.environ, "PATH": f"{fakes}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["make", "-s", f"CHROMIUM={chromium}", str(chromium)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "apt.log").read_text().splitlines() == [
+        "update -q",
+        "install -y -q --no-install-recommends chromium",
+    ]
+
 
 @given(st.just(None))
 @settings(max_examples=1)
