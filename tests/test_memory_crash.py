@@ -124,7 +124,6 @@ def acknowledged(child: subprocess.Popen[str]) -> int:
 
 def test_a_writer_killed_at_random_points_loses_no_acknowledged_edit(tmp_path: Path) -> None:
     expected = states(Home(tmp_path / "reference").create())
-    began = time.monotonic()
     calibration = Home(tmp_path / "calibration").create()
     (child,) = ready(start(calibration))
     began_edits = go(child)
@@ -171,4 +170,3 @@ def test_a_writer_killed_at_random_points_loses_no_acknowledged_edit(tmp_path: P
             assert contents(home) == expected[-1]
     # The kill points fell in both halves of an edit: after its journal line, after its rename.
     assert reapplied > 0 and replaced > 0
-    assert time.monotonic() - began < 20
