@@ -24,6 +24,10 @@ from memoryd.home import Home
 START = 15.0
 """How long a daemon may take to answer its first request, in seconds."""
 
+ANSWER = 30.0
+"""How long a test waits for one answer of the daemon, in seconds: a bound of a hang only
+(httpx's own 5 s failed the first MCP request, which imports the SDK, on a busy machine)."""
+
 
 class Daemon:
     """A `memoryd serve` subprocess and the way to reach it."""
@@ -45,9 +49,11 @@ class Daemon:
         return self.home.root / "memoryd.sock"
 
     def client(self) -> httpx.Client:
-        """An httpx client over the socket."""
+        """An httpx client over the socket, waiting up to `ANSWER` for each answer."""
         return httpx.Client(
-            transport=httpx.HTTPTransport(uds=str(self.socket)), base_url="http://memoryd"
+            transport=httpx.HTTPTransport(uds=str(self.socket)),
+            base_url="http://memoryd",
+            timeout=ANSWER,
         )
 
     def wait_ready(self, ready: Callable[[], bool] | None = None) -> None:
