@@ -37,8 +37,8 @@ def sent_first(self):
 events.Handle._run = sent_first
 """
 
-# The signal is sent from inside the call, as a signal sent by another process lands when this
-# one is scheduled out there: raised as the call returns.
+# Sent from inside the call (before the lock, after the write), the signal lands as one sent by
+# another process does while this one is scheduled out in that call: raised as the call returns.
 _CLAIM_SITE = """
 import fcntl
 import os
