@@ -132,14 +132,20 @@ class Loop:
 Step = Callable[[Phase, int, str, str], None]
 
 
+def shows(answer: str, marker: str) -> bool:
+    """Whether a recall's answer shows the turn `marker` opens: an item's text starting with it
+    (the answer with no match names the query, so the marker is not looked for anywhere)."""
+    return any(line.startswith(f"  {marker} ") for line in answer.splitlines())
+
+
 def _spy(folder: Path | None, pid: int, name: str) -> subprocess.Popen[bytes] | None:
     """py-spy recording `pid` into `folder/<name>.txt` (raw stacks), when asked for."""
     if folder is None:
         return None
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    out = folder / f"{name}.txt"
+    how = ["--format", "raw", "--rate", "200", "--nonblocking", "-o", str(folder / f"{name}.txt")]
     return subprocess.Popen(
-        [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200", "-o", str(out)],
+        [spy, "record", "--pid", str(pid), *how],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -174,7 +180,7 @@ def live(
 
     def recallable(phase: Phase, i: int, session: str, marker: str) -> None:
         started = time.perf_counter()
-        while marker not in daemon.recall(marker, loop.other):
+        while not shows(daemon.recall(marker, loop.other), marker):
             if time.perf_counter() - started > 120:
                 raise SystemExit(f"{marker} was not recallable within 120 s")
             time.sleep(POLL)
