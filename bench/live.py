@@ -21,8 +21,9 @@ loop writes to, and of the index) is served by a real `memoryd serve`. Its recal
   of it: wall time to the answer and to the exit, the CPU time, and whether the full-text index
   was merged before the answer (its segments counted when the answer is read);
 - **first writes**: with the daemon stopped, `--backlog` turns appended, the daemon started (its
-  start-up catch-up indexes them), then 5 x (`GET /v1/block`, `POST /v1/memory` add), each
-  timed, and 5 more of each once the daemon is quiet;
+  start-up catch-up indexes them), then 5 x (a turn, `GET /v1/block` for its session; a turn,
+  `POST /v1/memory` add for it: each indexes the turn first), each request timed; 5 more of
+  each once the daemon is quiet, and 5 with no turn before them (the writes' floor);
 - the daemon's resident memory, sampled every 0.2 s: its largest RSS and its peak (VmHWM).
 
 Each target of the issue is a PASS/FAIL line; the load averages before and after each home are
@@ -36,6 +37,7 @@ phase (raw stacks in DIR, summarised by `bench/stacks.py`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -62,10 +64,18 @@ POLL = 0.005
 WRITES = 5
 """The writes timed after the start-up catch-up, of each kind, and again once quiet."""
 
+BLOCK = "GET /v1/block"
+ADD = "POST /v1/memory add"
+
+
+Step = Callable[[Phase, int, str, str], None]
+"""What a phase does after each turn: given the phase, the turn's number, session and marker."""
+
 
 class Loop:
-    """The loop's side: turns written to `sessions` of `home` (markers `lv<tag><n>`), and the
-    recalls `texts` (one a turn), through `daemon` when one serves."""
+    """The loop's side: turns written to `sessions` of `home` (each opening with its marker,
+    `lvmark<n>`), another session the recallable phase names, and the recalls `texts` (one a
+    turn)."""
 
     def __init__(self, home: Home, sessions: list[str], other: str, texts: list[str]) -> None:
         self.home = home
@@ -87,19 +97,17 @@ class Loop:
     def caught_up(self, at_most: float = 300) -> None:
         """Wait until the index has read every session the loop writes to its end."""
         deadline = time.monotonic() + at_most
-        with sqlite3.connect(f"file:{self.home.index}?mode=ro", uri=True) as conn:
+        with contextlib.closing(sqlite3.connect(f"file:{self.home.index}?mode=ro", uri=True)) as c:
             while time.monotonic() < deadline:
-                behind = 0
-                for session in self.sessions:
-                    row = conn.execute(
-                        "SELECT size FROM logs WHERE session = ?", (session,)
-                    ).fetchone()
-                    log = live_home.log_of(self.home, session)
-                    behind += row is None or row[0] != log.stat().st_size
-                if not behind:
-                    break
+                if all(self._read(c, session) for session in self.sessions):
+                    return
                 time.sleep(0.05)
-        conn.close()
+        raise SystemExit(f"the daemon had not indexed the loop's turns after {at_most:g} s")
+
+    def _read(self, conn: sqlite3.Connection, session: str) -> bool:
+        """Whether the index has read `session`'s log to its end."""
+        row = conn.execute("SELECT size FROM logs WHERE session = ?", (session,)).fetchone()
+        return row is not None and row[0] == live_home.log_of(self.home, session).stat().st_size
 
     def paced(
         self, daemon: Daemon, name: str, period: float, turns: int, step: Step, spy: Path | None
@@ -127,9 +135,6 @@ class Loop:
         watched.stop()
         phase.rss, phase.peak = watched.largest, watched.peak
         return phase
-
-
-Step = Callable[[Phase, int, str, str], None]
 
 
 def shows(answer: str, marker: str) -> bool:
@@ -228,34 +233,44 @@ def _children_cpu() -> float:
 
 
 def first_writes(loop: Loop, backlog: int) -> Writes:
-    """`backlog` turns written with no daemon; the daemon started; the block and an add timed,
-    `WRITES` of each first, then as many once it is quiet."""
+    """`backlog` turns written with no daemon; the daemon started; then `WRITES` times a turn
+    and the block for its session, a turn and an add for it (each write indexes its session's
+    turn first), timed from the request; as many again once the daemon is quiet, and then
+    without the turns (the writes' floor)."""
     for i in range(backlog):
         loop.write(loop.sessions[i % len(loop.sessions)])
     with Daemon(loop.home) as daemon:
         watched = Memory(daemon.pid)
         watched.start()
 
-        def timed() -> dict[str, list[float]]:
-            found: dict[str, list[float]] = {"GET /v1/block": [], "POST /v1/memory add": []}
+        def timed(turns: bool) -> dict[str, list[float]]:
+            found: dict[str, list[float]] = {BLOCK: [], ADD: []}
             for i in range(WRITES):
                 session = loop.sessions[i % len(loop.sessions)]
+                if turns:
+                    loop.write(session)
                 started = time.perf_counter()
                 daemon.get("/v1/block", session=session)
-                found["GET /v1/block"].append(time.perf_counter() - started)
+                found[BLOCK].append(time.perf_counter() - started)
+                if turns:
+                    loop.write(session)
                 loop.notes += 1
                 body = {"op": "add", "file": "notes.md", "session": session}
                 body["text"] = f"live bench note {loop.notes}"
                 started = time.perf_counter()
                 daemon.post("/v1/memory", body)
-                found["POST /v1/memory add"].append(time.perf_counter() - started)
+                found[ADD].append(time.perf_counter() - started)
             return found
 
-        first = timed()
+        first = timed(turns=True)
         daemon.quiet()
-        quiet = timed()
+        quiet = timed(turns=True)
+        daemon.quiet()
+        alone = timed(turns=False)
         watched.stop()
-        return Writes(backlog, daemon.start_seconds, first, quiet, watched.largest, watched.peak)
+        return Writes(
+            backlog, daemon.start_seconds, first, quiet, alone, watched.largest, watched.peak
+        )
 
 
 def measure(items: int, args: argparse.Namespace) -> Result:
@@ -268,9 +283,8 @@ def measure(items: int, args: argparse.Namespace) -> Result:
     load = os.getloadavg()
     try:
         home = live_home.copy_home(cached, index, root / "home", set(written))
-        with sqlite3.connect(home.index) as conn:
+        with contextlib.closing(sqlite3.connect(home.index)) as conn:
             made = queries.make(conn, queries.vocabulary(conn), args.turns, "live")
-        conn.close()
         loop = Loop(home, written, other, [q.text for q in made])
         spy = args.py_spy / str(items) if args.py_spy is not None else None
         if spy is not None:

@@ -4,6 +4,7 @@ Unix socket, and what it used as `/proc` tells it (CPU time, bytes written, resi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -57,9 +58,8 @@ def memory(pid: int) -> tuple[float, float]:
 
 def segments(index: Path) -> int:
     """How many segments the full-text index at `index` is in, read from this process."""
-    with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
+    with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
         (found,) = conn.execute("SELECT count(DISTINCT segid) FROM items_fts_idx").fetchone()
-    conn.close()
     return int(found)
 
 

@@ -61,12 +61,14 @@ class Command:
 @dataclass(frozen=True)
 class Writes:
     """The writes after a start-up catch-up of `backlog` turns: the daemon's start (s), each
-    write's seconds by kind, first and once the daemon was quiet, and its memory (MB)."""
+    write's seconds by kind, first and once the daemon was quiet (each after a turn), and with
+    no turn before them (`alone`); the daemon's memory (MB)."""
 
     backlog: int
     start: float
     first: dict[str, list[float]]
     quiet: dict[str, list[float]]
+    alone: dict[str, list[float]]
     rss: float
     peak: float
 
@@ -91,8 +93,12 @@ def _cells(seconds: list[float]) -> list[str]:
     return [str(len(seconds)), ms(p50), ms(p95), ms(max(seconds) * 1000)]
 
 
+def _median(seconds: list[float]) -> str:
+    return ms(statistics.median(seconds) * 1e3)
+
+
 def _spread(seconds: list[float]) -> str:
-    return f"{ms(statistics.median(seconds) * 1e3)} / {ms(max(seconds) * 1e3)}"
+    return f"{_median(seconds)} / {ms(max(seconds) * 1e3)}"
 
 
 def _load(averages: tuple[float, ...]) -> str:
@@ -152,13 +158,13 @@ def report(r: Result) -> list[str]:
     each = ", ".join(f"{x.cpu * 1e3:.0f}{'m' if x.merged else ''}" for x in c)
     lines += ["", f"each run's CPU ms (m: merged before answering): {each}", ""]
     w = r.writes
-    rows = [
-        [kind, *(ms(t * 1e3) for t in times), ms(statistics.median(w.quiet[kind]) * 1e3)]
-        for kind, times in w.first.items()
-    ]
+    rows = []
+    for kind, times in w.first.items():
+        each = [ms(t * 1e3) for t in times]
+        rows.append([f"a turn, then {kind}", *each, _median(w.quiet[kind]), _median(w.alone[kind])])
     head = [f"after {w.backlog:,} turns (start {w.start:.1f} s)"]
     head += [f"#{n + 1} ms" for n in range(len(next(iter(w.first.values()))))]
-    lines += table([*head, "quiet: median ms"], rows)
+    lines += table([*head, "quiet: median ms", "no turn: median ms"], rows)
     lines += ["", f"daemon after the catch-up: largest RSS {w.rss:.0f} MB, peak {w.peak:.0f} MB"]
     lines += ["", *verdicts(r)]
     return lines
