@@ -28,7 +28,8 @@ loop writes to, and of the index) is served by a real `memoryd serve`. Its recal
 
 Each target of the issue is a PASS/FAIL line; the load averages before and after each home are
 printed beside it (the machine is shared). `--py-spy DIR` records the daemon with py-spy in each
-phase (raw stacks in DIR, summarised by `bench/stacks.py`).
+phase (raw stacks in `DIR/<items>/<phase>-<T>.txt`, and `writes.txt` with the threads that wait
+too; `bench/stacks.py` sums them by function).
 
     python bench/live.py                              # 100k and 1M, T = 2 and 0.5, 30 turns
     python bench/live.py --items 10000 --turns 5      # a smoke run
@@ -143,12 +144,16 @@ def shows(answer: str, marker: str) -> bool:
     return any(line.startswith(f"  {marker} ") for line in answer.splitlines())
 
 
-def _spy(folder: Path | None, pid: int, name: str) -> subprocess.Popen[bytes] | None:
-    """py-spy recording `pid` into `folder/<name>.txt` (raw stacks), when asked for."""
+def _spy(
+    folder: Path | None, pid: int, name: str, idle: bool = False
+) -> subprocess.Popen[bytes] | None:
+    """py-spy recording `pid` into `folder/<name>.txt` (raw stacks), when asked for; with
+    `idle`, the samples of threads that wait too (for a lock, a disk)."""
     if folder is None:
         return None
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     how = ["--format", "raw", "--rate", "200", "--nonblocking", "-o", str(folder / f"{name}.txt")]
+    how += ["--idle"] if idle else []
     return subprocess.Popen(
         [spy, "record", "--pid", str(pid), *how],
         stdout=subprocess.DEVNULL,
@@ -232,7 +237,7 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def first_writes(loop: Loop, backlog: int) -> Writes:
+def first_writes(loop: Loop, backlog: int, spy: Path | None) -> Writes:
     """`backlog` turns written with no daemon; the daemon started; then `WRITES` times a turn
     and the block for its session, a turn and an add for it (each write indexes its session's
     turn first), timed from the request; as many again once the daemon is quiet, and then
@@ -242,6 +247,7 @@ def first_writes(loop: Loop, backlog: int) -> Writes:
     with Daemon(loop.home) as daemon:
         watched = Memory(daemon.pid)
         watched.start()
+        recording = _spy(spy, daemon.pid, "writes", idle=True)
 
         def timed(turns: bool) -> dict[str, list[float]]:
             found: dict[str, list[float]] = {BLOCK: [], ADD: []}
@@ -267,6 +273,7 @@ def first_writes(loop: Loop, backlog: int) -> Writes:
         quiet = timed(turns=True)
         daemon.quiet()
         alone = timed(turns=False)
+        _stop(recording)
         watched.stop()
         return Writes(
             backlog, daemon.start_seconds, first, quiet, alone, watched.largest, watched.peak
@@ -295,7 +302,7 @@ def measure(items: int, args: argparse.Namespace) -> Result:
             still, phases = live(loop, daemon, args.periods, args.turns, spy)
             watched.stop()
         ran = commands(loop, args.cli_runs)
-        writes = first_writes(loop, args.backlog)
+        writes = first_writes(loop, args.backlog, spy)
         peak = max(watched.peak, writes.peak)
         sessions = len(os.listdir(home.sessions))
         return Result(
