@@ -465,6 +465,52 @@ def test_status_deep_notices_damage_inside_the_full_text_segments(home: Home) ->
     assert memoryd("status", "--deep", home=home).stderr == ""
 
 
+# Each leaves every page sound (quick_check passes) and the segments readable: only a check that
+# tokenizes the items' text again and compares sees them. A delete or an insert made through
+# the triggers keeps the two tables alike; one made with them dropped (by hand, by another tool)
+# does not.
+TAMPERED: dict[str, str] = {
+    "an item's text changed": "UPDATE items SET text = 'the gate code is 4711' WHERE id = 3",
+    "an item removed, its full-text row left": (
+        "DROP TRIGGER items_ad; DELETE FROM items WHERE id = 3"
+    ),
+    "an item added without its full-text row": (
+        "DROP TRIGGER items_ai; INSERT INTO items (key, tag, class, kind, who, at, text, length) "
+        "VALUES ('s9:1:user', 'memory', 'private', 'said', 'owner', '2026-09-28T23:19:00Z', "
+        "'the gate code is 4711', 5)"
+    ),
+    "a full-text row without its item": (
+        "INSERT INTO items_fts (rowid, text) VALUES (9999, 'the gate code is 4711')"
+    ),
+}
+
+
+@pytest.mark.parametrize("what", TAMPERED)
+def test_status_deep_notices_a_full_text_index_that_no_longer_matches_the_items(
+    home: Home, what: str
+) -> None:
+    indexed(home, 30)
+    conn = sqlite3.connect(home.index, isolation_level=None)
+    for statement in TAMPERED[what].split("; "):
+        conn.execute(statement)
+    conn.close()
+    with Index(home.index) as index:
+        index.check()
+        with pytest.raises(IndexDamagedError, match="does not match the items' text"):
+            index.check(deep=True)
+    quick = memoryd("status", home=home)
+    assert quick.returncode == 0 and quick.stderr == "", quick.stderr
+    deep = memoryd("status", "--deep", home=home)
+    assert deep.returncode == 0, deep.stderr
+    assert "does not match the items' text" in deep.stderr and "rebuilding it" in deep.stderr
+    # Rebuilt from the logs: the tampered text is gone, every turn is back, the check passes.
+    assert memoryd("status", "--deep", home=home).stderr == ""
+    assert "4711" not in memoryd("recall", "gate code", home=home).stdout
+    assert "harbour1" in memoryd("recall", "harbour1", home=home).stdout
+    with Index(home.index) as index:
+        assert index.count() == 60
+
+
 def test_setting_aside_removes_the_old_wal_and_shm(home: Home) -> None:
     # A process that still has the damaged file open keeps its `-wal` and `-shm`: the new index
     # must not share them.

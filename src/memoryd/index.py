@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from memoryd import common
+from memoryd import common, integrity
 from memoryd.errors import IndexDamagedError
 from memoryd.items import Hit, Item, LogState
 from memoryd.labels import DataClass
@@ -62,18 +62,9 @@ class Index:
         self._keeps = common.kept(self.conn)
 
     def check(self, deep: bool = False) -> None:
-        """IndexDamagedError when the index is damaged: `PRAGMA quick_check` reads every page
-        (about 0.2 s for 100,000 items); `deep` adds FTS5's integrity check, which also reads
-        inside the full-text segments (about 0.6 s more)."""
-        with translated(self.path):
-            found = self.conn.execute("PRAGMA quick_check(1)").fetchone()
-            if found is None or found[0] != "ok":
-                said = " ".join(str(found and found[0]).split())
-                raise IndexDamagedError(self.path, f"quick_check: {said}")
-            if deep:
-                self.conn.execute(
-                    "INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 0)"
-                )
+        """IndexDamagedError when the index is damaged (`integrity.check`: its pages, and with
+        `deep` its full-text index against the items' text)."""
+        integrity.check(self.conn, self.path, deep)
 
     def close(self) -> None:
         """Close the connection."""
