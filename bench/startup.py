@@ -43,7 +43,8 @@ from pathlib import Path
 
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, changes
+from memoryd.indexer import Names, catch_up
+from memoryd.scan import changes
 from memoryd.serve.client import serves
 
 AT = "2026-09-28T23:19:00Z"

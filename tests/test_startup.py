@@ -14,7 +14,8 @@ import pytest
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, changes
+from memoryd.indexer import Names, catch_up
+from memoryd.scan import changes
 from memoryd.serve.client import serves
 from test_cli import memoryd
 from test_serve_daemon import Daemon

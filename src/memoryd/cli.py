@@ -70,7 +70,7 @@ def _indexed(
     When a daemon serves the home, its watcher keeps the index up to date with the logs: only
     `session` (the one the command is made for) is caught up here, as the daemon's own recall
     does, so a turn its loop has just written is found. Otherwise `catch_up` reads the sessions
-    whose folder or current log changed, told by a stat of each (`indexer.changes`)."""
+    whose folder or current log changed, told by a stat of each (`scan.changes`)."""
     home = resolve(home_dir).require()
     names = _names(home)
     served = serves(home)

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
 from memoryd.index import Index, log
-from memoryd.indexer import CatchUp, Names, catch_up, session_folders
+from memoryd.indexer import CatchUp, Names, catch_up
 from memoryd.memory.dropped import index_dropped
+from memoryd.scan import session_folders
 from memoryd.store import set_aside, store_error
 
 

@@ -2,7 +2,7 @@
 and one on each folder in it, and nothing kept a folder but the kernel's watch.
 
 The watcher needs to know only that a log may have grown: the catch-up then finds which by stat
-(`indexer.changes`). watchfiles (the notify crate) keeps each watched folder's path and more in
+(`scan.changes`). watchfiles (the notify crate) keeps each watched folder's path and more in
 the process: 11 MB of the daemon's memory for a home of 53k session folders, against nothing
 here. inotify watches no subfolder by itself, so a folder made in `sessions/` is watched when
 its event is read, before the catch-up it wakes looks at it.

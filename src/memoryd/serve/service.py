@@ -30,7 +30,7 @@ from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
 from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
 from memoryd.index import Index
-from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session, changes
+from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session
 from memoryd.items import LogState
 from memoryd.labels import DataClass, Label
 from memoryd.logfiles import epoch_logs
@@ -41,6 +41,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
+from memoryd.scan import changes
 from memoryd.segments import tidy
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
