@@ -350,8 +350,43 @@ def test_blocks_give_any_chunks_the_lines_the_old_readers_gave(
         old = old_log_reader(path, lambda at: next(left, (at, b"")), start, size, number, limit)
         before = [said(line) for line in old]
         blocks = Blocks(found, start, number, limit=limit, skip_zeros=False)
-        now = [said(line) for line in logfiles._lines(path, blocks, start, number)]
+        now = [said(line) for line in logfiles.Lines(path, blocks, start, number, b"")]
     assert now == before
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    parts=st.lists(st.sampled_from([*WORDS, b"x" * 9]), max_size=40),
+    limit=st.integers(min_value=1, max_value=12),
+    tail=st.integers(min_value=1, max_value=10),
+    resume=st.integers(min_value=0, max_value=40),
+)
+def test_a_log_read_to_its_end_gives_where_it_stopped_and_the_bytes_before(
+    tmp_path: Path, parts: list[bytes], limit: int, tail: int, resume: int
+) -> None:
+    # What a mark of the last bytes read is made of (`rewrites`): read from any line's end,
+    # carrying on from the bytes before it, the reading ends after the last complete line
+    # (blank or not), numbered, and keeps the bytes just before that end: all `tail` of them,
+    # fewer only at the file's start or after a line too long to hold.
+    data = b"".join(parts)
+    path = tmp_path / "0.jsonl"
+    path.write_bytes(data)
+    ends = [0] + [n + 1 for n in range(len(data)) if data[n : n + 1] == b"\n"]
+    start = ends[min(resume, len(ends) - 1)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(logfiles, "MAX_LINE", limit)
+        mp.setattr(logfiles, "TAIL", tail)
+        _, found = read_from(path, start, data.count(b"\n", 0, start), data[:start][-tail:])
+        for _ in found:
+            pass
+    end = ends[-1]
+    assert (found.end, found.number) == (end, data.count(b"\n", 0, end))
+    assert found.tail == data[end - len(found.tail) : end]
+    lines_read = data[start:end].split(b"\n")[:-1]
+    if not any(len(line) > limit for line in lines_read):
+        assert len(found.tail) == min(tail, end)
 
 
 @pytest.mark.parametrize("skip_zeros", [True, False])

@@ -24,7 +24,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.items import LogState
 from memoryd.labels import DataClass
-from memoryd.logfiles import _may_taint
+from memoryd.logfiles import TAIL, _may_taint
 from memoryd.memory.block import memory_block
 from memoryd.memory.commands import open_memory
 from memoryd.memory.edits import Request, edit, model
@@ -72,6 +72,9 @@ class Session:
         # A read saw a partial line that may say untrusted: the index keeps that taint (and so
         # tags the turns after it) even if the line ends up saying `"untrusted": false`.
         self.sticky = False
+        # The log was cut back below where the index had read it: a rewrite, which the state
+        # keeps (tainted, damaged, its class never lowered) while the log alone cannot tell.
+        self.rewritten = False
         # Each session its own mix: many never read untrusted content or hold damage.
         self.untrusted = rng.choice([0.0, 0.0, 0.01, 0.05])
         self.damage = rng.choice([0, 0, 1, 3])
@@ -124,9 +127,7 @@ class Session:
         return action
 
     def _shrink(self, index: Index) -> None:
-        # The log rewritten shorter than what the index has read of it, and read before it grows
-        # past that again (a rewrite of the same length or longer is an append to the indexer,
-        # by design).
+        # The log cut back to one of its lines, maybe below where the index has read it.
         data = self.path.read_bytes()
         state = index.log_state(self.name)
         limit = len(data)
@@ -137,7 +138,7 @@ class Session:
         self.path.write_bytes(data[:kept])
         self.partial = b""
         if state is not None and state.epoch == self.epoch and kept < state.offset:
-            self.sticky = False  # the session is read again from its start
+            self.rewritten = True
 
     def read(self) -> None:
         # What a read of the log sees now: a partial line that may taint.
@@ -151,7 +152,11 @@ def check(home: Home, index: Index, session: Session) -> None:
     session.read()
     slow = from_log(home.sessions, session.name)
     fast = trust(home.sessions, session.name, states(index, home))
-    if session.sticky and fast.tainted and not slow.tainted:
+    if session.rewritten:
+        assert fast.tainted and fast.damage is not None
+        assert "rewritten after memoryd read them" in fast.damage
+        assert fast.data_class >= slow.data_class
+    elif session.sticky and fast.tainted and not slow.tainted:
         # Fails closed: the index keeps a partial line's taint (its items after it are tainted).
         assert decision(fast)[1:] == decision(slow)[1:]
     else:
@@ -183,7 +188,7 @@ def test_the_block_and_the_edits_decide_as_the_log_does(
     for n in range(rng.randrange(10, 60)):
         session.step(index)  # each step is read: a log rewritten shorter is seen so
         session.read()
-        if session.sticky:
+        if session.sticky or session.rewritten:
             return
         fast_block = memory_block(memory, "s", states(index, home))
         assert fast_block == memory_block(memory, "s")
@@ -211,13 +216,6 @@ def test_the_state_is_read_past_where_it_stands_only(
     for n in range(200):
         write_log(home, "s", turn(f"question {n}", f"answer {n}"))
     assert trust(home.sessions, "s", states(index, home)) == Trust(False, DataClass.SECRET)
-    # The part already read becomes garbage of the same length: the log says it is damaged,
-    # but the state has passed it and is not read again.
-    size = path.stat().st_size
-    with path.open("r+b") as f:
-        f.write(b"\xff" * (size - 1))
-    assert from_log(home.sessions, "s").damage is not None
-    assert trust(home.sessions, "s", states(index, home)) == Trust(False, DataClass.SECRET)
     appended = (json.dumps(UNTRUSTED) + "\n").encode()
     with path.open("ab") as f:
         f.write(appended)
@@ -231,10 +229,35 @@ def test_the_state_is_read_past_where_it_stands_only(
 
     monkeypatch.setattr(os, "pread", counted)
     assert trust(home.sessions, "s", states(index, home)) == Trust(True, DataClass.SECRET)
-    assert sum(read) == len(appended)
+    # What was appended, and the mark of the last bytes read (`rewrites`), checked before the
+    # reading and again after it: a bound, whatever the log's length.
+    assert sum(read) == len(appended) + 2 * TAIL
     read.clear()
     assert trust(home.sessions, "s", states(index, home)) == Trust(True, DataClass.SECRET)
     assert read == []  # unchanged: not opened at all
+
+
+def test_the_part_already_read_rewritten_is_noticed_once_the_log_grows(
+    home: Home, index: Index
+) -> None:
+    path = write_log(home, "s", [{"type": "session", "class": "secret"}])
+    for n in range(200):
+        write_log(home, "s", turn(f"question {n}", f"answer {n}"))
+    assert trust(home.sessions, "s", states(index, home)) == Trust(False, DataClass.SECRET)
+    # The part already read becomes garbage of the same length: the log says it is damaged,
+    # and nothing tells the state until the log changes.
+    size = path.stat().st_size
+    with path.open("r+b") as f:
+        f.write(b"\xff" * (size - 1))
+    assert from_log(home.sessions, "s").damage is not None
+    assert trust(home.sessions, "s", states(index, home)) == Trust(False, DataClass.SECRET)
+    with path.open("ab") as f:
+        f.write((json.dumps(turn("question 200", "answer 200")[0]) + "\n").encode())
+    found = trust(home.sessions, "s", states(index, home))
+    assert found.tainted and found.data_class is DataClass.SECRET
+    assert found.damage is not None and "rewritten after memoryd read them" in found.damage
+    # Its turns are no longer in the log: the index holds none of them.
+    assert index.session_items("s") == []
 
 
 def test_a_partial_untrusted_line_taints_through_the_state(home: Home, index: Index) -> None:
@@ -256,11 +279,18 @@ def test_damage_in_the_state_refuses_edits(home: Home, index: Index) -> None:
         refuse(trust(home.sessions, "s", states(index, home)), None)
 
 
-def test_a_log_rewritten_shorter_is_read_again(home: Home, index: Index) -> None:
-    write_log(home, "s", [*turn("hello", "hi"), UNTRUSTED])
+def test_a_log_rewritten_shorter_is_read_again_and_stays_tainted(home: Home, index: Index) -> None:
+    # The untrusted read cut out of the log: read again from its start, the session's turns
+    # are what the log now holds, and its taint stays (who cut it is unknown).
+    write_log(home, "s", [{"type": "session", "class": "secret"}, *turn("hello", "hi"), UNTRUSTED])
     assert trust(home.sessions, "s", states(index, home)).tainted
     write_log(home, "s", turn("hello", "hi"), mode="w")
-    assert trust(home.sessions, "s", states(index, home)) == Trust(False, DataClass.PRIVATE)
+    assert from_log(home.sessions, "s") == Trust(False, DataClass.PRIVATE)
+    found = trust(home.sessions, "s", states(index, home))
+    assert found.tainted and found.data_class is DataClass.SECRET
+    assert found.damage is not None and "shorter than the" in found.damage
+    with pytest.raises(MemoryEditError, match="rewritten after memoryd read them"):
+        refuse(found, None)
 
 
 def test_a_later_epoch_is_read(home: Home, index: Index) -> None:

@@ -12,6 +12,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import astuple
 from pathlib import Path
 
 from memoryd import common, integrity
@@ -130,19 +131,25 @@ class Index:
 
     def remove_session(self, session: str) -> None:
         """Remove a session's items and what was read of its logs."""
-        # Turn keys are `<session>:<turn>:<part>`; ';' sorts right after ':'.
-        span = (f"{session}:", f"{session};")
+        span = _span(session)
         documents: Counter[str] = Counter()
-        # A session named `dropped` must not take the dropped entries (`dropped:<id>:<n>`).
-        turns = "key >= ? AND key < ? AND kind != 'dropped'"
-        for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {turns}", span):
+        for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {_TURNS}", span):
             documents.update(set(stems(text)))
         self.conn.executemany(
             "UPDATE terms SET documents = documents - ? WHERE term = ?",
             ((count, term) for term, count in documents.items()),
         )
-        self.conn.execute(f"DELETE FROM items WHERE {turns}", span)
+        self.conn.execute(f"DELETE FROM items WHERE {_TURNS}", span)
         self.conn.execute("DELETE FROM logs WHERE session = ?", (session,))
+
+    def session_items(self, session: str) -> list[Item]:
+        """The items of a session's turns, as the index holds them."""
+        with translated(self.path):
+            rows = self.conn.execute(
+                f"SELECT key, tag, class, kind, who, at, text FROM items WHERE {_TURNS}",
+                _span(session),
+            ).fetchall()
+        return [Item(*row) for row in rows]
 
     def log_state(self, session: str) -> LogState | None:
         """How far the index has read `session`, or None when it has not."""
@@ -156,18 +163,10 @@ class Index:
     def save_log_state(self, state: LogState) -> None:
         """Record how far `state.session` was read."""
         self.conn.execute(
-            "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                state.session,
-                state.epoch,
-                state.offset,
-                state.line,
-                state.size,
-                state.folder_mtime,
-                state.progress,
-                state.finished,
-                state.damage,
-            ),
+            "INSERT OR REPLACE INTO logs (session, epoch, offset, line, size, folder_mtime, "
+            "progress, finished, damage, mark_start, mark, ended) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            astuple(state),
         )
 
     def search(self, match: str, limit: int, classes: Classes = None) -> list[Hit]:
@@ -376,6 +375,16 @@ JOIN items ON items.id = top.rowid
 WHERE items.class IN ({})
 ORDER BY top.score, top.rowid LIMIT ?
 """
+
+
+_TURNS = "key >= ? AND key < ? AND kind != 'dropped'"
+"""The rows of one session's turns, between the two keys `_span` gives (a session named
+`dropped` must not take the dropped entries, `dropped:<id>:<n>`)."""
+
+
+def _span(session: str) -> tuple[str, str]:
+    # Turn keys are `<session>:<turn>:<part>`; ';' sorts right after ':'.
+    return f"{session}:", f"{session};"
 
 
 def _marks(classes: tuple[str, ...]) -> str:

@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd import rewrites
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index
 from memoryd.items import Item, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
+from memoryd.rewrites import Ended, Mark, Rewritten
 from memoryd.scan import Change, changes
 from memoryd.session_ids import is_session_id
 from memoryd.sessions import Progress, Turn
@@ -86,7 +88,8 @@ def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[
 
 
 def _fresh(session: str, folder_mtime: int) -> LogState:
-    return LogState(session, 0, 0, 0, 0, folder_mtime, Progress().to_json(), 0, None)
+    progress = Progress().to_json()
+    return LogState(session, 0, 0, 0, 0, folder_mtime, progress, 0, None, ended="[]")
 
 
 def _size(path: Path) -> int:
@@ -104,9 +107,16 @@ def _unchanged(folder: Path, state: LogState, folder_mtime: int) -> bool:
 
 
 def read_session(
-    folder: Path, state: LogState, names: Names, folder_mtime: int
+    folder: Path,
+    state: LogState,
+    names: Names,
+    folder_mtime: int,
+    before: bytes = b"",
+    rewritten: Rewritten | None = None,
 ) -> tuple[LogState, list[Item]]:
-    """Read a session's logs on from `state`; give the new state and the new items.
+    """Read a session's logs on from `state` (`before`: the marked bytes the reading carries on
+    from); give the new state, its marks made, and the new items. A session read again because
+    it was `rewritten` is settled so (`Rewritten.settle`).
 
     A damaged line or log is skipped, counted and taints what follows (`Progress.damaged_at`);
     a file named like an epoch but not one (`00.jsonl`) is not read, is reported, and taints
@@ -119,6 +129,8 @@ def read_session(
     finished = state.finished
     problems: list[str] = []
     session = folder.name
+    tail, read = before, None  # the current epoch's last bytes read; it as an ended epoch
+    ended = None if state.ended is None else rewrites.loads(state.ended)
 
     def close(turns: list[Turn]) -> None:
         nonlocal finished
@@ -143,9 +155,11 @@ def read_session(
             # A later epoch: the earlier file is done (a partial last line there was a write
             # the loop never finished), and so is the turn still waiting for its final.
             close(progress.new_epoch())
-            epoch, offset, number = n, 0, 0
+            if ended is not None and read is not None:
+                ended.append(read)
+            epoch, offset, number, tail = n, 0, 0, b""
         try:
-            size, lines = read_from(path, offset, number)
+            size, lines = read_from(path, offset, number, tail)
             for line in lines:
                 if line.damage is not None:
                     progress.damaged_at(line.damage)
@@ -154,17 +168,24 @@ def read_session(
                         close(progress.feed(line.record))
                     except ValueError as e:
                         progress.damaged_at(DamagedLogError(path, line.number, str(e)))
-                offset, number = line.end, line.number
+                if rewritten is not None:
+                    rewritten.started(progress.turns, path, line.number)
+            offset, number, tail = lines.end, lines.number, lines.tail
+            read = Ended(n, size, Mark.of(offset, tail))
         except DamagedLogError as e:
             # The whole log (a link, a FIFO, a folder): skipped like a damaged line.
             progress.damaged_at(e)
             size = _size(path)
+            read = Ended(n, size, None)
         except OSError as e:
             problems.append(
                 f"{path}: cannot be read ({e.strerror or e}); memoryd reads it again once it "
                 "changes"
             )
             break
+    if rewritten is not None:
+        items = rewritten.settle(progress, items)
+    mark = Mark.of(offset, tail)
     new = LogState(
         session,
         epoch,
@@ -175,6 +196,9 @@ def read_session(
         progress.to_json(),
         finished,
         _report(progress, problems),
+        mark.start,
+        mark.digest,
+        None if ended is None else rewrites.dumps(ended),
     )
     return new, items
 
@@ -218,7 +242,7 @@ def catch_up(
         if folder_mtime is None:
             continue
         state = index.log_state(session)
-        done = _read(sessions / session, state, names, folder_mtime)
+        done = _read(index, sessions / session, state, names, folder_mtime)
         pending.append(done)
         damage.pop(session, None)
         if done.state.damage:
@@ -258,22 +282,32 @@ def catch_up_session(index: Index, sessions: Path, session: str, names: Names) -
     state = index.log_state(session)
     if state is not None and _unchanged(folder, state, found.st_mtime_ns):
         return state
-    done = _read(folder, state, names, found.st_mtime_ns)
+    done = _read(index, folder, state, names, found.st_mtime_ns)
     if done.state.damage and done.state.damage != (state and state.damage):
         log.warning("session %s: %s", session, done.state.damage)
     _write(index, [done])
     return done.state
 
 
-def _read(folder: Path, state: LogState | None, names: Names, folder_mtime: int) -> _Read:
+def _read(
+    index: Index, folder: Path, state: LogState | None, names: Names, folder_mtime: int
+) -> _Read:
     fresh = _fresh(folder.name, folder_mtime)
     if state is None:
         return _Read(None, *read_session(folder, fresh, names, folder_mtime), restarted=False)
-    shrunk = _size(folder / f"{state.epoch}.jsonl") < state.offset
-    if shrunk:
-        # The log was rewritten, not appended to: read the session again from its start.
-        return _Read(state, *read_session(folder, fresh, names, folder_mtime), restarted=True)
-    return _Read(state, *read_session(folder, state, names, folder_mtime), restarted=False)
+    found, before = rewrites.changed(folder, state, folder_mtime)
+    if found is None:
+        new, items = read_session(folder, state, names, folder_mtime, before)
+        # Checked again once read: a log rewritten while it was read was read on from a line
+        # that may not be one.
+        found = rewrites.marked(folder, new)[0]
+        if found is None:
+            return _Read(state, new, items, restarted=False)
+    # Rewritten where it was read, not appended to: read again from its start, trusted only as
+    # far as it reads as the index had it.
+    again = Rewritten(found, Progress.from_json(state.progress), index.session_items(folder.name))
+    done = read_session(folder, fresh, names, folder_mtime, rewritten=again)
+    return _Read(state, *done, restarted=True)
 
 
 def _write(index: Index, pending: list[_Read]) -> None:

@@ -31,7 +31,10 @@ class Hit(NamedTuple):
 
 @dataclass(frozen=True)
 class LogState:
-    """How far the index has read one session's logs, and what it decided on the way."""
+    """How far the index has read one session's logs, and what it decided on the way; the marks
+    that tell a log rewritten where it was read (`rewrites`): the current epoch's last bytes read,
+    from `mark_start` up to `offset`, by their sha256 (`mark`), and each earlier epoch's size and
+    mark (`ended`, JSON). None where an index made before marks were kept has none."""
 
     session: str
     epoch: int
@@ -42,3 +45,6 @@ class LogState:
     progress: str
     finished: int
     damage: str | None
+    mark_start: int = 0
+    mark: str | None = None
+    ended: str | None = None

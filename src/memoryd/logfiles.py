@@ -1,10 +1,10 @@
 """Session log files: the epochs of a session, and their complete lines from a byte offset.
 
 A session is a folder `sessions/<id>/` of JSONL files `0.jsonl`, `1.jsonl`, ... (one per epoch,
-a new one after each compaction), read as one log. `read_from` is the only code that opens a
-log: never through a link, never blocking, never one another user could have written, in
-bounded chunks; a line still being written is left for a later read, its possible taint
-counted at once.
+a new one after each compaction), read as one log. `read_from` (and `bytes_at`, a mark's few
+bytes read again) is the only code that opens a log: never through a link, never blocking, never
+one another user could have written, in bounded chunks; a line still being written is left for a
+later read, its possible taint counted at once.
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ MAX_LINE = 1 << 20
 """The longest line read, in bytes (1 MiB): a longer one is damage, skipped without being held
 in memory whole. What it held may have been an untrusted tool result, so it taints."""
 
+TAIL = 4096
+"""How many of the last bytes read a reading keeps (`Lines.tail`): what `rewrites` marks."""
+
 _CHUNK = 1 << 22
 
 
@@ -95,8 +98,11 @@ def _may_taint(partial: bytes) -> bool:
     return _SAYS_UNTRUSTED.search(partial.rstrip()) is not None
 
 
-def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterator[Line]]:
-    """The size of `path` as read, and its complete lines after byte `offset` (line `number`).
+def read_from(
+    path: Path, offset: int = 0, number: int = 0, before: bytes = b""
+) -> tuple[int, Lines]:
+    """The size of `path` as read, and its complete lines after byte `offset` (line `number`),
+    `before` being the bytes just before `offset` the reading carries on from (`Lines.tail`).
 
     A last line without a line break is a write in progress: it is left for a later read.
     Blank lines are skipped. A damaged line is given with its `damage` (and a record that
@@ -121,7 +127,21 @@ def read_from(path: Path, offset: int = 0, number: int = 0) -> tuple[int, Iterat
         limit=MAX_LINE,
         skip_zeros=False,
     )
-    return size, _lines(path, found, offset, number)
+    return size, Lines(path, found, offset, number, before)
+
+
+def bytes_at(path: Path, start: int, end: int) -> bytes | None:
+    """The bytes of the log at `path` from `start` to `end` (a mark's few: `rewrites`); None
+    when it is gone, a link or not a regular file, or shorter than `end`. OSError when it
+    cannot be read (permission)."""
+    try:
+        with _opened(path) as fd:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = os.pread(fd, end - start, start)
+    except (FileNotFoundError, NotADirectoryError, DamagedLogError):
+        return None
+    return data if len(data) == end - start else None
 
 
 @contextlib.contextmanager
@@ -176,24 +196,39 @@ def _chunks(
         at = found + len(chunk)
 
 
-def _lines(path: Path, found: Blocks, offset: int, number: int) -> Iterator[Line]:
-    """The lines of the log at `path` read as `found` from `offset` (after line `number`)."""
-    end = offset  # where the last complete line ends
-    for block in found:
-        if block.data is None:
-            number, end = block.number, block.end
-            yield _too_long(path, number, end)
-            continue
-        for number, raw in enumerate(block.data.split(b"\n")[:-1], start=block.number):
-            end += len(raw) + 1
-            if len(raw) > MAX_LINE:  # read whole in a chunk longer than MAX_LINE
-                yield _too_long(path, number, end)
-            elif raw.strip():
-                yield _line(path, raw, number, end)
-    if found.rest is None or _may_taint(found.rest):
-        # Not a line yet (it is read again once whole), so nothing moves: only its taint
-        # counts.
-        yield Line(_PARTIAL_TAINT, number, end)
+class Lines(Iterator[Line]):
+    """The lines of a log as `read_from` reads them. Once every one is read: `end`, where the
+    last complete line ends (blank or not), `number`, that line's number, and `tail`, the last
+    bytes before `end` (at most TAIL; after a line too long to hold, only those after it)."""
+
+    def __init__(self, path: Path, found: Blocks, offset: int, number: int, before: bytes) -> None:
+        self.end, self.number, self.tail = offset, number, before[-TAIL:]
+        self._lines = self._read(path, found)
+
+    def __next__(self) -> Line:
+        """The next line read."""
+        return next(self._lines)
+
+    def _read(self, path: Path, found: Blocks) -> Iterator[Line]:
+        for block in found:
+            if block.data is None:
+                self.number, self.end, self.tail = block.number, block.end, b""
+                yield _too_long(path, self.number, self.end)
+                continue
+            data = block.data
+            self.tail = data[-TAIL:] if len(data) >= TAIL else (self.tail + data)[-TAIL:]
+            end, number = self.end, self.number
+            for number, raw in enumerate(data.split(b"\n")[:-1], start=block.number):
+                end += len(raw) + 1
+                if len(raw) > MAX_LINE:  # read whole in a chunk longer than MAX_LINE
+                    yield _too_long(path, number, end)
+                elif raw.strip():
+                    yield _line(path, raw, number, end)
+            self.end, self.number = end, number
+        if found.rest is None or _may_taint(found.rest):
+            # Not a line yet (it is read again once whole), so nothing moves: only its taint
+            # counts.
+            yield Line(_PARTIAL_TAINT, self.number, self.end)
 
 
 def _line(path: Path, raw: bytes, number: int, end: int) -> Line:

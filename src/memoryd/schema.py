@@ -103,6 +103,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "the best rows of each common term, for one-word recall (common.py)",
         common.SCHEMA,
     ),
+    (
+        "marks of the last bytes read of each session's logs, to notice a log rewritten there",
+        """
+        ALTER TABLE logs ADD COLUMN mark_start INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE logs ADD COLUMN mark TEXT;
+        ALTER TABLE logs ADD COLUMN ended TEXT;
+        """,
+    ),
 )
 
 

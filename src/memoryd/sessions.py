@@ -147,6 +147,17 @@ class Progress:
         self.damaged += 1
         self.last_damage = message
 
+    def rewritten(self, message: str, data_class: DataClass) -> None:
+        """The log was rewritten where it had been read (`rewrites`): what follows is tainted,
+        the turn waiting for its final too, the class is `data_class`, and the rewrite is the
+        damage status shows first (the others counted after it)."""
+        self.tainted = True
+        self.data_class = data_class
+        if self.pending is not None:
+            self.pending = replace(self.pending, tainted=True)
+        self.damage = message
+        self.damaged += 1
+
     def to_json(self) -> str:
         """The progress as one JSON object, to keep beside the index."""
         return json.dumps(
