@@ -223,7 +223,9 @@ def reindex_command(home_dir: str | None) -> None:
 @click.option(
     "--deep",
     is_flag=True,
-    help="Also check inside the full-text index's segments (about 0.6 s per 100,000 items).",
+    help=(
+        "Also check the full-text index against the items' text (about 0.25 s per 100,000 items)."
+    ),
 )
 @home_option
 def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
