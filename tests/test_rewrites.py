@@ -23,6 +23,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.items import Item
 from memoryd.labels import DataClass
+from memoryd.logfiles import TAIL
 from memoryd.memory.trust import refuse, trust
 from memoryd.reindex import reindex
 from test_cli import memoryd
@@ -283,6 +284,63 @@ def test_an_index_made_before_marks_notices_a_shorter_log_and_marks_the_next_rea
     index.conn.execute("UPDATE logs SET mark = NULL, mark_start = 0")
     path.write_text("")
     assert "shorter than the" in catch_up(index, home.sessions, NAMES).damaged["s"]
+
+
+@pytest.mark.parametrize(
+    "marks",
+    [
+        {"mark_start": -5},
+        {"mark_start": 10**12},
+        {"mark": "not a digest"},
+        {"ended": "{"},
+        {"ended": "[[0]]"},
+        {"ended": '[["0", 1]]'},
+        {"ended": '[[0, 5, -1, 3, "d"]]'},
+        {"ended": "[]"},
+        {"ended": "7"},
+    ],
+)
+def test_marks_edited_in_the_index_are_read_as_input(
+    home: Home, index: Index, marks: dict[str, object]
+) -> None:
+    # Whatever the index says of its marks, a catch-up reads on or reads again: it never fails,
+    # and what it then holds is what the logs hold.
+    _epochs(home)
+    catch_up(index, home.sessions, NAMES)
+    for column, value in marks.items():
+        index.conn.execute(f"UPDATE logs SET {column} = ?", (value,))
+    write_log(home, "s", turn("the kingfisher dives", "seen"), epoch=3)
+    catch_up(index, home.sessions, NAMES)
+    with Index(home.root / "rebuilt.sqlite") as rebuilt:
+        catch_up(rebuilt, home.sessions, NAMES)
+        assert {k: i.text for k, i in items(index).items()} == {
+            k: i.text for k, i in items(rebuilt).items()
+        }
+
+
+def test_a_mark_edited_to_span_the_whole_log_is_not_read_whole(
+    home: Home, index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_log(home, "s", [r for n in range(2000) for r in turn(f"question {n}", "a")])
+    catch_up(index, home.sessions, NAMES)
+    index.conn.execute("UPDATE logs SET mark_start = 0")
+    state = index.log_state("s")
+    assert state is not None
+    write_log(home, "s", turn("the kingfisher dives", "seen"))
+    appended = path.stat().st_size - state.offset
+    read: list[int] = []
+    pread = os.pread
+
+    def counted(fd: int, n: int, at: int) -> bytes:
+        data = pread(fd, n, at)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "pread", counted)
+    catch_up(index, home.sessions, NAMES)
+    assert path.stat().st_size > 50 * TAIL
+    assert sum(read) <= appended + TAIL
+    assert "the kingfisher dives" in {item.text for item in items(index).values()}
 
 
 def test_a_reindex_reads_a_rewritten_log_as_it_now_is(home: Home, index: Index) -> None:
