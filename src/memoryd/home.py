@@ -2,7 +2,8 @@
 
 Also how memoryd keeps it to itself (docs/security.md): every file it creates is 0600 and every
 folder 0700 whatever the umask; it follows no symbolic link in the home; and it refuses a home
-that another user could write or owns, since whoever can write the home can plant the token,
+that another user could write or owns (write by the owner's own user private group is the
+owner's: `writers.py`), since whoever can write the home can plant the token,
 swap the socket or hold the lock, and whoever can write `sessions/`, a session's folder or its
 log can write turns recalled as the owner's (`log_problem` says so of each log read).
 """
@@ -21,6 +22,7 @@ import platformdirs
 
 from memoryd import boundary
 from memoryd.errors import HomeError
+from memoryd.writers import others_may_write
 
 
 @dataclass(frozen=True)
@@ -236,7 +238,7 @@ def _folder(path: Path, follow: bool = False, risk: str = _HOME_RISK) -> os.stat
         raise HomeError(f"{path} is not a folder: move it away, memoryd makes the folder")
     if found.st_uid != os.geteuid():
         raise HomeError(_owner_message(path, found.st_uid))
-    if found.st_mode & 0o022:
+    if others_may_write(found.st_mode, found.st_gid):
         raise HomeError(_writable_message(path, found.st_mode, "700", risk))
     return found
 
@@ -251,7 +253,7 @@ def _file(path: Path, tighten: bool) -> None:
         raise HomeError(_owner_message(path, found.st_uid))
     if tighten and found.st_mode & 0o077:
         os.chmod(path, FILE_MODE)
-    elif found.st_mode & 0o022:
+    elif others_may_write(found.st_mode, found.st_gid):
         raise HomeError(_writable_message(path, found.st_mode, "600"))
 
 
@@ -301,7 +303,7 @@ def log_problem(log: Path, found: os.stat_result | None) -> str | None:
     written its turns, or a folder is a link; None when all three are the owner's alone."""
     if found is not None and found.st_uid != os.geteuid():
         return f"it {_owned(log, found.st_uid)}"
-    if found is not None and found.st_mode & 0o022:
+    if found is not None and others_may_write(found.st_mode, found.st_gid):
         return f"it {_writable(log, found.st_mode, '600', _SESSIONS_RISK)}"
     folder = os.fspath(log)
     for _ in range(2):  # the session's folder, then `sessions/`
@@ -314,7 +316,7 @@ def log_problem(log: Path, found: os.stat_result | None) -> str | None:
             return link_message(Path(folder))
         if held.st_uid != os.geteuid():
             return f"{folder} {_owned(Path(folder), held.st_uid)}"
-        if held.st_mode & 0o022:
+        if others_may_write(held.st_mode, held.st_gid):
             return f"{folder} {_writable(Path(folder), held.st_mode, '700', _SESSIONS_RISK)}"
     return None
 
