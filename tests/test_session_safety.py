@@ -125,7 +125,7 @@ def test_a_log_is_read_only_when_no_other_user_can_write_it_or_a_folder_above_it
         state = catch_up_session(index, home.sessions, session, NAMES)
     finally:
         path.chmod(owner)
-        os.chown(path, -1, os.getegid())
+        os.chown(path, -1, os.getegid())  # as it was, for the next example
     assert state is not None
     if others:
         words = ("is writable by other users", _chmod(path, fix), "recalled as yours")
