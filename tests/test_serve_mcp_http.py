@@ -346,11 +346,13 @@ def _inspector(listener: Listener, tmp_path: Path, *args: str) -> subprocess.Com
     if not INSPECTOR.exists():
         pytest.fail(
             f"the MCP Inspector CLI is not installed at {INSPECTOR}: `make test` installs it "
-            "(npm install --prefix .ci/node; it needs Node.js 20 or newer with npm)"
+            "(npm ci --prefix .ci/node, with any Node.js's npm)"
         )
-    # Its catalog and storage go to the test's folder, never to the user's home.
+    # Its catalog and storage go to the test's folder, never to the user's home; it runs on the
+    # Node.js it declares (>= 22.19), installed beside it from the lock, not the machine's.
     env = {
         **os.environ,
+        "PATH": f"{INSPECTOR.parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(tmp_path),
         "MCP_CATALOG_PATH": str(tmp_path / "mcp.json"),
         "NO_COLOR": "1",
@@ -429,3 +431,15 @@ def test_the_stdio_server_imports_no_http_listener() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_the_inspector_runs_on_the_nodejs_it_declares() -> None:
+    # The README names the Node.js the pinned Inspector declares; the lock installs one beside it.
+    declared = json.loads(
+        (INSPECTOR.parent.parent / "@modelcontextprotocol/inspector/package.json").read_text()
+    )["engines"]["node"]
+    assert declared.startswith(">=")
+    node = INSPECTOR.parent / "node"
+    found = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True)
+    have = tuple(int(p) for p in found.stdout.strip().lstrip("v").split("."))
+    assert have >= tuple(int(p) for p in declared[2:].split(".")), (have, declared)
