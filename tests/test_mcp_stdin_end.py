@@ -18,18 +18,10 @@ from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPC
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve import drain
+from test_serve_mcp_http import INITIALIZE
 
 HANDSHAKE: list[dict[str, Any]] = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "script", "version": "1"},
-        },
-    },
+    INITIALIZE,
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
 ]
 
