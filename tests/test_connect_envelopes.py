@@ -57,12 +57,22 @@ def envelope(tag: str, body: str, lead: str = "", attrs: str = "", after: str = 
     return f"{lead}<{tag}{attrs}>{body}</{tag}>{after}"
 
 
+# The attributes a host writes in an opening tag: names of words joined by `_`, `-`, `:` or `.`
+# (`teammate_id`, `data-from`), values quoted, any number of them.
+ATTRIBUTE = st.builds(
+    lambda words, joint, value: f' {joint.join(words)}="{value}"',
+    st.lists(NAME, min_size=1, max_size=3),
+    st.sampled_from(["_", "-", ":", "."]),
+    st.from_regex(r"[a-z0-9 #-]{0,12}", fullmatch=True),
+)
+ATTRIBUTES = st.lists(ATTRIBUTE, max_size=3).map("".join)
+
 ENVELOPES = st.builds(
     envelope,
     HOST_TAGS,
     BODY,
     st.sampled_from(["", " ", "\n", "  \n"]),
-    st.sampled_from(["", ' id="b7636e2"']),
+    ATTRIBUTES,
     st.sampled_from(["", "\n", f"\nRead the output file: /tmp/{MARK}.output"]),
 )
 NOTES = st.sampled_from(

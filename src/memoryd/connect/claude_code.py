@@ -2,47 +2,38 @@
 field tables). A `user` line is the person's prompt, a tool's results, or Claude Code's own text
 (`envelopes.py` tells which words are whose); an `assistant` line holds text, thinking and tool
 calls; a `system` line is a compaction (`compact_boundary`) or the end of a turn
-(`stop_hook_summary`, `turn_duration`). `isSidechain` lines are a sub-agent's: none of their
-words is the person's, and their tool results are untrusted whatever the tool.
+(`stop_hook_summary`, `turn_duration`); an `attachment` line (2.1.97+) is a prompt the person
+typed while the model worked, a hook's text the model reads, or the host's own notes.
+`isSidechain` lines are a sub-agent's: none of their words is the person's, and their tool
+results are untrusted whatever the tool.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memoryd.connect.envelopes import CLAUDE_CODE, Kind, empty, inner, parts
+from memoryd.connect import claude_texts
+from memoryd.connect.claude_attachments import attachment
 from memoryd.connect.events import (
     Call,
-    Command,
     Compacted,
     Drift,
     Event,
     Host,
     Notice,
-    Prompt,
     Result,
     Said,
     TurnOver,
 )
 
-# Texts Claude Code writes as the user's, whole: an interruption (the turn is over), an image's
-# note, a skill it could not find.
-_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
-_NOTES = re.compile(r"\[Image[^\]\n]*\]|Unknown skill: \S+")
-
 # What marks a user line as Claude Code's own: a caveat, a command's expansion, a skill's text,
-# the compaction's summary, a plan it relays, a tool's result. None of its text is the person's.
+# the compaction's summary, a plan it relays, a tool's result, a scheduled task's prompt fired
+# (the model wrote it with CronCreate). None of its text is the person's.
 _OWN_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
-_OWN_FIELDS = ("sourceToolUseID", "planContent", "toolUseResult")
-
-# An output envelope after a command in the same text (`<bash-input>` then `<bash-stdout>`).
-_OUTPUT_AFTER = re.compile(
-    "<(" + "|".join(t for t, k in CLAUDE_CODE.items() if k is Kind.OUTPUT) + ")[\\s>]"
-)
+_OWN_FIELDS = ("sourceToolUseID", "planContent", "toolUseResult", "scheduledTaskId")
 
 # An assistant message that stopped for one of these ended the turn.
 _TURN_ENDS = ("end_turn", "stop_sequence")
@@ -132,17 +123,12 @@ def _user(line: dict[str, Any], at: str | None, aside: bool) -> list[Event]:
             texts.append(block["text"])
     if aside:
         # A sub-agent's prompt was written by the main model, not by the person.
-        said = "\n".join(t for t in texts if t.strip() and not _INTERRUPTED.fullmatch(t.strip()))
+        said = "\n".join(
+            t for t in texts if t.strip() and not claude_texts.INTERRUPTED.fullmatch(t.strip())
+        )
         return [Said(said, at, aside=True), *events] if said else events
-    made_by = _made_by(line)
-    words: list[str] = []
-    for text in texts:
-        if made_by is None:
-            events += _typed(text, at, words)
-        else:
-            events += _own(text, at, made_by)
-    said = "\n".join(words)
-    return [Prompt(said, at), *events] if said.strip() else events
+    said, written = claude_texts.read(texts, at, _made_by(line))
+    return claude_texts.prompted(said, at, events + written)
 
 
 def _made_by(line: dict[str, Any]) -> str | None:
@@ -153,57 +139,10 @@ def _made_by(line: dict[str, Any]) -> str | None:
         kind = origin.get("kind") if isinstance(origin, dict) else None
         if kind != "human":
             return kind if isinstance(kind, str) else "origin"
+    if line.get("promptSource") == "system":
+        return "system"  # a prompt Claude Code made (a notice), not one typed or queued
     flagged = any(line.get(flag) is True for flag in _OWN_FLAGS)
     return "meta" if flagged or any(line.get(f) is not None for f in _OWN_FIELDS) else None
-
-
-def _typed(text: str, at: str | None, words: list[str]) -> list[Event]:
-    """A text of a line that may be the person's: their words go to `words`; what Claude Code
-    wrote in it becomes the events returned."""
-    whole = text.strip()
-    if _INTERRUPTED.fullmatch(whole):
-        return [TurnOver(at)]
-    if _NOTES.fullmatch(whole):
-        return []
-    events: list[Event] = []
-    for part in parts(text, CLAUDE_CODE):
-        if part.kind is None:
-            words.append(part.text)
-        elif part.kind is Kind.COMMAND:
-            events += _command(part.tag, part.text, at)
-        elif part.kind is Kind.OUTPUT and not empty(part.text):
-            events.append(Result("", part.text, at, name=part.tag))
-    return events
-
-
-def _own(text: str, at: str | None, made_by: str) -> list[Event]:
-    """A text of one of Claude Code's own lines: a program's output in it is an untrusted
-    result; so is all of it when it came from elsewhere (a task's notice, a channel)."""
-    events: list[Event] = []
-    for part in parts(text, CLAUDE_CODE):
-        if empty(part.text) or (part.kind is not Kind.OUTPUT and made_by == "meta"):
-            continue
-        events.append(Result("", part.text, at, name=part.tag or made_by))
-    return events
-
-
-def _command(tag: str, text: str, at: str | None) -> list[Event]:
-    """The person's command, as they typed it, and any output written with it."""
-    found: list[Event] = []
-    if tag == "bash-input":
-        command = inner(text, "bash-input")
-        if command is not None:
-            found.append(Command(f"!{command}", at, "bash-mode", {"command": command}))
-    else:
-        name = inner(text, "command-name")
-        if name is not None:
-            args = inner(text, "command-args") or ""
-            typed = f"{name.strip()} {args.strip()}".strip()
-            found.append(Command(typed, at, "slash-command", {"command": name, "args": args}))
-    output = _OUTPUT_AFTER.search(text)
-    if output is not None and not empty(text[output.start() :]):
-        found.append(Result("", text[output.start() :], at, name=output.group(1)))
-    return found
 
 
 def _assistant(line: dict[str, Any], at: str | None, aside: bool) -> list[Event]:
@@ -246,6 +185,8 @@ def events(line: dict[str, Any]) -> list[Event]:
         return _user(line, at, aside)
     if kind == "assistant":
         return _assistant(line, at, aside)
+    if kind == "attachment" and not aside:
+        return attachment(line, at)
     if kind == "system" and not aside:
         subtype = line.get("subtype")
         if subtype == "compact_boundary":

@@ -6,8 +6,10 @@ local command's output (which carries hook output too), a background task's noti
 command's output, a caveat, the environment. It comes in a tag envelope
 (`<local-command-stdout>...</local-command-stdout>`), so a text that starts with one is the
 host's, whole (what follows the envelope too: a task's notice ends with the host's own line),
-and a `<system-reminder>` block, which it adds to the person's text, is the host's wherever
-it stands in it.
+and a block of a program's output that the host's table names is the host's wherever it stands
+in the text (a `<system-reminder>` the host adds to what was typed, a `<task-notification>`
+after it). Some of the host's texts open with words, not a tag (`Stop hook feedback:`): the
+host's own module names those.
 A tag no table names is the host's too when it is shaped like the host's (a name of two words
 or more joined by `-`, `_` or a space, closed later in the same text): an envelope a later
 version adds is never taken for the person's words. A one-word tag (`<div>`) is the person's.
@@ -16,7 +18,7 @@ version adds is never taken for the person's words. A one-word tag (`<div>`) is 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -71,13 +73,16 @@ CODEX: Mapping[str, Kind] = {
 REMINDER = "system-reminder"
 """The envelope the host adds inside or after the person's own text."""
 
-# A tag's name: words of letters and digits joined by `-`, `_` or one space (a word followed by
-# `=` begins the attributes). The name is an atomic group: read once, never split again another
-# way, so a long run of words that never closes costs one pass, not one per split.
-_NAME = r"(?>[A-Za-z][A-Za-z0-9]*(?:[-_ ][A-Za-z0-9]+(?![=A-Za-z0-9]))*)"
+# A tag's name: words of letters and digits joined by `-`, `_` or one space; after a space, a
+# word that runs on (through `-`, `_`, `:` or `.`) to an `=` is the first attribute's name
+# (`<teammate-message teammate_id="lead">`), not the tag's. The name is an atomic group: read
+# once, never split again another way, so a long run of words that never closes costs one
+# pass, not one per split.
+_WORD = r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*"
+_NAME = rf"(?>[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*(?: (?![-\w:.]*\s*=){_WORD}(?![-\w]))*)"
 _OPENING = re.compile(rf"\s*<({_NAME})(?:\s[^<>]*)?>")
 _TAGS = re.compile(rf"</?{_NAME}(?:\s[^<>]*)?>")
-_REMINDERS = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+_OUTPUTS: dict[int, re.Pattern[str]] = {}
 
 
 @dataclass(frozen=True)
@@ -104,19 +109,48 @@ def leading(text: str, known: Mapping[str, Kind]) -> tuple[str, Kind] | None:
     return None
 
 
+def _closing(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"</{re.escape(tag)}\s*>")
+
+
+def blocks(text: str, known: Mapping[str, Kind]) -> Iterator[tuple[int, int, str]]:
+    """Where each block of a program's output that `known` names stands in `text` (start, end,
+    tag): from its opening tag to its closing one, a `<system-reminder>` never closed to the
+    end of the text, a block of another tag never closed none."""
+    opening = _OUTPUTS.get(id(known))
+    if opening is None:
+        tags = "|".join(re.escape(t) for t, k in known.items() if k is Kind.OUTPUT)
+        opening = _OUTPUTS.setdefault(id(known), re.compile(rf"<({tags})(?:\s[^<>]*)?>"))
+    unclosed: set[str] = set()  # no closing tag after an earlier opening: none after a later
+    at = 0
+    while (found := opening.search(text, at)) is not None:
+        tag = found.group(1)
+        closed = None if tag in unclosed else _closing(tag).search(text, found.end())
+        if closed is not None:
+            end = closed.end()
+        elif tag == REMINDER:
+            end = len(text)
+        else:
+            unclosed.add(tag)
+            at = found.end()
+            continue
+        yield found.start(), end, tag
+        at = end
+
+
 def parts(text: str, known: Mapping[str, Kind]) -> list[Part]:
     """What a user text is: one host part when it starts with an envelope; else the person's
-    words (a paste without its wrapper), each `<system-reminder>` block in them a host part."""
+    words (a paste without its wrapper), each block of a program's output in them a host part."""
     envelope = leading(text, known)
     if envelope is not None and envelope[1] is not Kind.PASTE:
         return [Part(envelope[1], envelope[0], text)]
     found: list[Part] = []
     words = []
     at = 0
-    for block in _REMINDERS.finditer(text):
-        words.append(text[at : block.start()])
-        found.append(Part(Kind.OUTPUT, REMINDER, block.group()))
-        at = block.end()
+    for start, end, tag in blocks(text, known):
+        words.append(text[at:start])
+        found.append(Part(Kind.OUTPUT, tag, text[start:end]))
+        at = end
     words.append(text[at:])
     person = unwrapped("".join(words))
     if person.strip():

@@ -58,13 +58,32 @@ class Call:
 @dataclass(frozen=True)
 class Result:
     """A tool result: `tool_result`, named by its call (or by `name` when the line names it),
-    untrusted by the trust table or always when `untrusted` (a sub-agent's result)."""
+    untrusted by the trust table or always when `untrusted` (a sub-agent's result). `beside`:
+    a hook's text the host adds beside the turn, which says nothing of what a command held
+    before it was."""
 
     call_id: str
     text: str
     at: str | None
     name: str | None = None
     untrusted: bool = False
+    beside: bool = False
+
+
+@dataclass(frozen=True)
+class Block:
+    """What a hook running only `memoryd block --home <home>` put in the model's context: the
+    owner's own memory when `home` is the home written to (nothing is written), else a hook's
+    output like any other."""
+
+    home: str
+    text: str
+    at: str | None
+    name: str
+
+    def result(self) -> Result:
+        """The hook's output as any hook's: an untrusted result."""
+        return Result("", self.text, self.at, name=self.name, beside=True)
 
 
 @dataclass(frozen=True)
@@ -102,7 +121,7 @@ class Notice:
     text: str | None
 
 
-Event = Prompt | Command | Said | Call | Result | TurnOver | Compacted | SubAgent
+Event = Prompt | Command | Said | Call | Result | Block | TurnOver | Compacted | SubAgent
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from memoryd import boundary
 from memoryd.connect.events import (
+    Block,
     Call,
     Command,
     Compacted,
@@ -184,9 +185,13 @@ class Fold:
         """The records one event makes; `also` are the tools the owner trusts, `now` the time
         of a record whose line has none (nor had any line before it)."""
         settled: list[Written] = []
+        if isinstance(event, Block):
+            event = event.result()  # another home's block: a hook's output like any other
         match event:
             case Said(_, _, aside) if aside or self.aside:
                 pass
+            case Result(beside=True):
+                pass  # a hook's text: the command held is what the next line says it was
             case Said() | Call() | TurnOver():
                 settled = self._settle(answered=True)
             case _:
@@ -234,7 +239,7 @@ class Fold:
                         "at": self._at(at, now),
                     }
                 )
-            case Result(call_id, text, at, name, untrusted):
+            case Result(call_id, text, at, name, untrusted, _):
                 called = self.calls.pop(_digest(call_id), UNKNOWN)
                 if called != UNKNOWN:
                     self.waiting = max(0, self.waiting - 1)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import boundary
-from memoryd.connect.events import Host, Notice, TurnOver
+from memoryd.connect.events import Block, Host, Notice, TurnOver
 from memoryd.connect.fold import CONNECTOR, Fold, Written
 from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, disk_problem
@@ -261,6 +261,8 @@ class Follower:
             # its id kept so that transcript never writes the line again.
             self.copied.setdefault(str(origin), set()).add(digest)
         for event in events:
+            if isinstance(event, Block) and _same(Path(event.home), self.home.root):
+                continue  # this home's own memory block, which its SessionStart hook printed
             written += fold.feed(event, self.also, now)
         return written
 
@@ -353,6 +355,15 @@ class _Told:
             return self.identity == identity
         stem = self.host.stem(path)
         return bool(session) and (stem == session or stem.endswith(f"-{session}"))
+
+
+def _same(named: Path, home: Path) -> bool:
+    """Whether the path a hook's command names is `home` (by its device and inode, however
+    it is spelt; a path relative to a hook's folder, or gone, is not)."""
+    try:
+        return named.is_absolute() and os.path.samefile(named.expanduser(), home)
+    except OSError:
+        return False
 
 
 def _digest(line_id: str) -> str:
