@@ -543,7 +543,12 @@ BODIES: dict[str, tuple[str, int, int]] = {
     "sk_live_": (ALNUM, 20, 99),
     "rk_live_": (ALNUM, 20, 99),
 }
-SEPARATORS = ["-", ".", "/", "_", ":", "__", "\\n", "\\t", "\\r", " ", "\n", "=", "(", "'"]
+# (With JSON's escapes of an em dash, a no-break space and an ideographic space: a tool's
+# ASCII-only JSON writes them so.)
+SEPARATORS = [
+    *["-", ".", "/", "_", ":", "__", "\\n", "\\t", "\\r", " ", "\n", "=", "(", "'"],
+    *["\\u2014", "\\u00a0", "\\u3000"],
+]
 WORDS = ["foo", "path", "mcp", "x", "risky", "user", "v2", "tmp", "Bearer"]
 
 
@@ -603,6 +608,50 @@ def test_a_masked_key_behind_any_separator_is_redacted(separator: str, masked: s
 @settings(max_examples=300)
 def test_a_prefix_glued_to_any_word_is_not_a_secret(word: str, key: str) -> None:
     assert not has_secret(word + key)
+
+
+def escaped(char: str) -> str:
+    """`char` as JSON's `\\uXXXX` escape writes it (a surrogate pair beyond the BMP), in hex of
+    either case."""
+    data = char.encode("utf-16-be")
+    return "".join("\\u" + data[i : i + 2].hex() for i in range(0, len(data), 2))
+
+
+# Characters a key starts after (no letter, no digit, and shown: an invisible character or a
+# combining mark escaped reads as the nothing it shows), and those it does not.
+NOT_WORD = st.characters(blacklist_categories=["L", "N", "Cs"], blacklist_characters="\\").filter(
+    lambda c: fold(c) != "" and not fold(c).isalnum()
+)
+WORD = st.characters(whitelist_categories=["Lu", "Ll", "Nd"]).filter(lambda c: c.isascii())
+
+
+@given(before=NOT_WORD, key=keys(), upper=st.booleans())
+@settings(max_examples=1000)
+def test_a_key_after_a_json_escaped_separator_is_redacted(
+    before: str, key: str, upper: bool
+) -> None:
+    # A tool's ASCII-only JSON writes `key—sk-...` as `key\\u2014sk-...`: the `4` before the
+    # prefix is no letter the key is glued to, the em dash it stands for is a separator.
+    escape = escaped(before)
+    text = "key" + (escape.upper().replace("\\U", "\\u") if upper else escape) + key + " end"
+    assert has_secret(text)
+    assert key[4:] not in redact(text)
+
+
+@given(before=WORD, key=st.sampled_from(list(KEYS.values())))
+def test_a_prefix_after_an_escaped_letter_is_glued_to_it_as_after_the_letter(
+    before: str, key: str
+) -> None:
+    assert not has_secret("x" + escaped(before) + key)
+
+
+@given(key=keys(), data=st.data())
+@settings(max_examples=500)
+def test_a_key_with_any_of_its_characters_json_escaped_is_redacted_whole(
+    key: str, data: st.DataObject
+) -> None:
+    written = "".join(escaped(c) if data.draw(st.booleans()) else c for c in key)
+    assert redact("use " + written + " now") == "use " + REMOVED + " now"
 
 
 @pytest.mark.parametrize(

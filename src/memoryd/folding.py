@@ -1,7 +1,8 @@
 """How a text reads to a person: a normalised copy, with the way back to the text's offsets.
 
 Keys hidden from a matcher by what a person would not see or would read the same: NFKC forms
-(full-width letters), invisible and combining characters, percent-escapes, and every character
+(full-width letters), invisible and combining characters, percent-escapes and JSON's `\\uXXXX`
+escapes (the em dash of `key\\u2014sk-...` in a tool's ASCII-only JSON), and every character
 that passes for ASCII in Unicode's confusables table (`confusables.ASCII`: Cyrillic `к` and `ѕ`,
 Greek `Α`, the en dash, ...). `secrets` matches the copy as well as the text and maps what it
 finds back; the text itself is never rewritten here.
@@ -22,10 +23,11 @@ _LOOK_ALIKES = str.maketrans(ASCII)
 # Invisible characters that are not format characters (category Cf): Hangul fillers, the
 # braille blank.
 _INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-# What each character seen so far reads as; the characters that read as themselves (never `%`,
-# which may start an escape).
+# What each character seen so far reads as; the characters that read as themselves (never `%`
+# or `\`, which may start an escape).
+_ESCAPES = "%\\"
 _FOLDED: dict[str, str] = {}
-_SAME = {chr(code) for code in range(128)} - {"%"}
+_SAME = {chr(code) for code in range(128)} - set(_ESCAPES)
 
 
 def fold(char: str) -> str:
@@ -39,12 +41,17 @@ def fold(char: str) -> str:
             folded = unicodedata.normalize("NFKC", char).translate(_LOOK_ALIKES)
         if len(_FOLDED) < 100_000:  # at most a few megabytes, whatever the text
             _FOLDED[char] = folded
-            if folded == char and char != "%":
+            if folded == char and char not in _ESCAPES:
                 _SAME.add(char)
     return folded
 
 
-_SPECIAL = re.compile(r"[^\x00-\x7f]+|(?:%[0-9A-Fa-f]{2})+")
+_SPECIAL = re.compile(r"[^\x00-\x7f]+|(?:%[0-9A-Fa-f]{2})+|(?:\\u[0-9A-Fa-f]{4})+")
+
+
+def plain(text: str) -> bool:
+    """Whether `text` reads as its code points: ASCII, and no escape a copy would decode."""
+    return text.isascii() and "%" not in text and "\\u" not in text
 
 
 class Normalised:
@@ -97,12 +104,31 @@ def _percent_units(escapes: str) -> Iterator[tuple[int, int, str]]:
         i += size
 
 
+def _json_units(escapes: str) -> Iterator[tuple[int, int, str]]:
+    """What a run of `\\uXXXX` escapes reads as: (start, end, folded character) in the run; a
+    surrogate pair is one character, a lone surrogate is left as it is."""
+    codes = [int(escapes[i + 2 : i + 6], 16) for i in range(0, len(escapes), 6)]
+    i = 0
+    while i < len(codes):
+        code = codes[i]
+        if 0xD800 <= code < 0xDC00 and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] < 0xE000:
+            pair = 0x10000 + ((code - 0xD800) << 10) + (codes[i + 1] - 0xDC00)
+            yield 6 * i, 6 * i + 12, fold(chr(pair))
+            i += 2
+            continue
+        if 0xD800 <= code < 0xE000:
+            yield 6 * i, 6 * i + 6, escapes[6 * i : 6 * i + 6]
+        else:
+            yield 6 * i, 6 * i + 6, fold(chr(code))
+        i += 1
+
+
 def normalise(text: str) -> tuple[str, Normalised] | None:
     """The normalised copy of `text` and its way back, or None when it is `text` itself."""
     # One pass in C answers for most text: every character reads as itself.
     if _SAME.issuperset(text):
         return None
-    if "%" not in text:
+    if "%" not in text and "\\u" not in text:
         changed = {ord(c): folded for c in set(text) - _SAME if (folded := fold(c)) != c}
         if not changed:
             return None
@@ -130,8 +156,9 @@ def normalise(text: str) -> tuple[str, Normalised] | None:
 
     for run in _SPECIAL.finditer(text):
         start, chunk = run.start(), run.group()
-        if chunk[0] == "%":
-            for s, e, folded in _percent_units(chunk):
+        if chunk[0] in _ESCAPES:
+            units = _percent_units(chunk) if chunk[0] == "%" else _json_units(chunk)
+            for s, e, folded in units:
                 replace(start + s, start + e, folded)
             continue
         for i, char in enumerate(chunk, start):

@@ -16,10 +16,11 @@ A secret is one of:
 - the deleted form `[secret removed]`.
 
 Text is matched twice when it holds anything a person would read differently from the code
-points (non-ASCII characters or `%`): as it is, and as a normalised copy (NFKC, invisible
-characters removed, percent-escapes decoded, every character Unicode's confusables table takes
-for ASCII folded to it), so `sk%2Dant%2D...`, `ѕk-...`, `sк_live_...` or a key with a zero-width
-space inside is still a key.
+points (non-ASCII characters, `%` or `\\u`): as it is, and as a normalised copy (NFKC,
+invisible characters removed, percent-escapes and JSON's `\\uXXXX` escapes decoded, every
+character Unicode's confusables table takes for ASCII folded to it), so `sk%2Dant%2D...`,
+`key\\u2014sk-...`, `ѕk-...`, `sк_live_...` or a key with a zero-width space inside is still a
+key.
 `redact` removes the span of the original text that a secret found in either came from; for an
 assignment, a URL or a phrase it removes the value and keeps the name. Names (`password`,
 `token`, `PIN`, ...) are matched in any case; keys, JWTs and PEM blocks as they are written.
@@ -30,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memoryd.folding import normalise
+from memoryd.folding import normalise, plain
 
 REMOVED = "[secret removed]"
 
@@ -273,7 +274,7 @@ def _found(source: str) -> Iterator[tuple[int, int]]:
 def _spans(text: str) -> list[tuple[int, int]]:
     """The spans of `text` to replace, in order, none overlapping."""
     found = list(_found(text))
-    if not (text.isascii() and "%" not in text):
+    if not plain(text):
         normalised = normalise(text)
         if normalised is not None:
             copy, way = normalised
@@ -298,7 +299,7 @@ def _holds(text: str) -> bool:
 
 def has_secret(text: str) -> bool:
     """Whether `text` holds a key, a token, a password, a private key or `[secret removed]`."""
-    if text.isascii() and "%" not in text:
+    if plain(text):
         return _holds(text)
     normalised = normalise(text)
     return _holds(text) or (normalised is not None and _holds(normalised[0]))
