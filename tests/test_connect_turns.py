@@ -255,8 +255,11 @@ REAL_FINALS = {
     "claude-code-2.0.76-2c4e6a8b-1d3f-4a5c-9e7b-0f2d4c6e8a1b.jsonl": [
         "Done! The harbour folder holds README.md, tides.py and a charts folder."
     ],
+    # Two turns interrupted at a tool call: what the model said before the call is the reply.
     "claude-code-2.1.38-6a1e0c55-3b7d-4f1e-9a2c-5d8b7e4f1a20.jsonl": [
-        "## Plan made\n\nEpic `harbour-1`: mooring fees, with three tasks."
+        "The harbour app is starting in the background. Let me check the logs.",
+        "I'll look up the fees and then draft the plan for you.",
+        "## Plan made\n\nEpic `harbour-1`: mooring fees, with three tasks.",
     ],
     "claude-code-2.1.39-9d3c2b1a-7e6f-4a5b-8c9d-0e1f2a3b4c5d.jsonl": [
         "Done: the tide table now shows today's times, and its three tests pass.",
@@ -264,6 +267,42 @@ REAL_FINALS = {
         "The background chart tests passed: all 12 of them.",
     ],
 }
+
+
+def test_a_turn_interrupted_at_a_tool_call_ends_with_what_the_model_said_before_it(
+    home: Home, tmp_path: Path
+) -> None:
+    c = Claude()
+    lines = [
+        c.prompt("why does the harbour app not start?", 1),
+        c.reply("Let me look at the logs first.", 2, stop=None),
+        *c.tool("Bash", {"command": "tail log"}, "The user doesn't want to proceed.", 3),
+        c.prompt("[Request interrupted by user for tool use]", 4),
+    ]
+    write(cc_path(tmp_path), lines)
+    connect(home, claude_code.HOST, tmp_path)
+    assert [(r["type"], r.get("text")) for r in log(home, CC_SESSION)[1:]] == [
+        ("user", "why does the harbour app not start?"),
+        ("assistant", "Let me look at the logs first."),
+        ("tool_call", None),
+        ("tool_result", "The user doesn't want to proceed."),
+        ("final", "Let me look at the logs first."),
+    ]
+    # The turn is over: its prompt is recallable now, not only once another prompt comes.
+    assert "owner said" in recalled(home, "harbour app start")
+    # A turn with no text at all ends as before: its prompt is given once a later one comes.
+    write(
+        cc_path(tmp_path),
+        [c.prompt("and the tide table?", 5), *c.tool("Read", {"file_path": "t"}, "06:12", 6)],
+    )
+    write(cc_path(tmp_path), [c.prompt("[Request interrupted by user]", 7)])
+    connect(home, claude_code.HOST, tmp_path)
+    assert [r["type"] for r in log(home, CC_SESSION)][-4:] == [
+        "final",
+        "user",
+        "tool_call",
+        "tool_result",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(REAL_FINALS))

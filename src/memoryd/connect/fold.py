@@ -103,6 +103,10 @@ class Fold:
     started: bool = False
     pending: list[str] | None = None
     """The model's last text of the turn not written yet, and its time."""
+    said: list[str] | None = None
+    """The model's last text of the turn written already as `assistant` (a tool call followed
+    it), and its time: the turn's reply when the turn ends with no text after it (interrupted
+    at a tool call, a turn that ended on a call's result)."""
     calls: dict[str, str] = field(default_factory=dict)
     """The tool name of each call whose result has not come yet, by its id's digest."""
     last_at: str | None = None
@@ -150,6 +154,7 @@ class Fold:
             return []
         text, at = self.pending
         self.pending = None
+        self.said = [text, at] if kind == "assistant" else None
         return self._record({"type": kind, "text": text, "at": at})
 
     def _settle(self, answered: bool) -> list[Written]:
@@ -165,15 +170,19 @@ class Fold:
 
     def _prompt(self, text: str, at: str) -> list[Written]:
         """A `user` record: a turn begins."""
-        self.waiting, self.ended = 0, None
+        self.waiting, self.ended, self.said = 0, None, None
         return self._record({"type": "user", "text": text, "at": at})
 
     def _end(self, told: bool, text: str | None, at: str | None, now: str) -> list[Written]:
-        """The turn is over: its last text is its `final`, else the host's copy of the reply."""
+        """The turn is over: its last text is its `final`, else the host's copy of the reply,
+        else the last text it wrote before a tool call."""
         if told and (self.ended is not None or self.waiting):
             return []  # over already, or its lines are still to come: the turn ends on them
-        if self.pending is None and self.ended is None and text is not None and text.strip():
-            self.pending = [clean(text), self._at(at, now)]
+        if self.pending is None and self.ended is None:
+            if text is not None and text.strip():
+                self.pending = [clean(text), self._at(at, now)]
+            else:
+                self.pending = self.said  # what the model said last is the reply
         found = self._flush("final")
         if found:
             self.ended = _digest(found[-1][1]["text"].strip())
