@@ -305,6 +305,31 @@ def test_a_turn_interrupted_at_a_tool_call_ends_with_what_the_model_said_before_
     ]
 
 
+def test_a_prompt_that_comes_while_the_model_works_ends_its_turn_with_what_it_said(
+    home: Home, tmp_path: Path
+) -> None:
+    # Codex 0.104 (localpush's rollouts): a message typed mid-turn is a `user_message` of its
+    # own, after the model's commentary and a call; the turn before it ends there.
+    x = Codex()
+    lines = [
+        x.meta(),
+        *x.prompt("check the mooring fees", 1),
+        *x.reply("Looking at the council page first.", 2, last=False),
+        *x.tool("shell", {"command": ["curl", "council"]}, "Fees rose 4%.", 3),
+        *x.prompt("and the harbour dues too", 4),
+        *x.reply("Fees rose 4%, dues 2%.", 5),
+    ]
+    write(codex_path(tmp_path), lines)
+    connect(home, codex.HOST, tmp_path)
+    records = [(r["type"], r.get("text")) for r in log(home, CODEX_SESSION)]
+    assert [r for r in records if r[0] in ("user", "final")] == [
+        ("user", "check the mooring fees"),
+        ("final", "Looking at the council page first."),
+        ("user", "and the harbour dues too"),
+        ("final", "Fees rose 4%, dues 2%."),
+    ]
+
+
 @pytest.mark.parametrize("name", sorted(REAL_FINALS))
 def test_every_turn_of_a_real_shaped_transcript_ends_with_its_reply(
     home: Home, tmp_path: Path, name: str

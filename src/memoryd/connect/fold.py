@@ -173,17 +173,22 @@ class Fold:
         self.waiting, self.ended, self.said = 0, None, None
         return self._record({"type": "user", "text": text, "at": at})
 
+    def _reply(self) -> list[Written]:
+        """The turn's `final`: its last text, else the one it wrote before its last tool call
+        (interrupted at a call, or a turn that ended on a call's result); none when the turn
+        has its reply already or said nothing."""
+        if self.pending is None and self.ended is None:
+            self.pending = self.said
+        return self._flush("final")
+
     def _end(self, told: bool, text: str | None, at: str | None, now: str) -> list[Written]:
         """The turn is over: its last text is its `final`, else the host's copy of the reply,
         else the last text it wrote before a tool call."""
         if told and (self.ended is not None or self.waiting):
             return []  # over already, or its lines are still to come: the turn ends on them
-        if self.pending is None and self.ended is None:
-            if text is not None and text.strip():
-                self.pending = [clean(text), self._at(at, now)]
-            else:
-                self.pending = self.said  # what the model said last is the reply
-        found = self._flush("final")
+        if self.pending is None and self.ended is None and text is not None and text.strip():
+            self.pending = [clean(text), self._at(at, now)]
+        found = self._reply()
         if found:
             self.ended = _digest(found[-1][1]["text"].strip())
         if not told:
@@ -217,9 +222,9 @@ class Fold:
                     {"type": "assistant", "text": clean(text), "at": self._at(at, now)}
                 )
             case Prompt(text, at):
-                return self._flush("final") + self._prompt(clean(text), self._at(at, now))
+                return self._reply() + self._prompt(clean(text), self._at(at, now))
             case Command(text, at, tool, args) if not self.aside:
-                found = self._flush("final")
+                found = self._reply()
                 self.command = [clean(text), self._at(at, now), tool_name(tool), arguments(args)]
                 return found
             case Said(text, at, aside) if aside or self.aside:
@@ -267,7 +272,7 @@ class Fold:
             case TurnOver(at, text, told) if not self.aside:
                 return self._end(told, text, at, now)
             case Compacted(summary, at):
-                found = self._flush("final")
+                found = self._reply()
                 if not self.started:
                     found.append((0, {"type": "session", "channel": self.host}))
                     self.started = True
