@@ -13,15 +13,13 @@ import click
 
 from memoryd import boundary
 from memoryd import config as config_file
-from memoryd.connect import claude_code, codex, settings
+from memoryd.connect import settings
 from memoryd.connect.events import Host, Notice
 from memoryd.connect.follow import Follower, Pass
+from memoryd.connect.hosts import HOSTS
 from memoryd.errors import ConnectError
 from memoryd.home import resolve
 from memoryd.options import Seconds, home_option
-
-HOSTS: tuple[Host, ...] = (claude_code.HOST, codex.HOST)
-"""Every host `memoryd connect` knows; a new one is a module with a `HOST` and a line here."""
 
 
 @click.group("connect")

@@ -24,17 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import boundary
+from memoryd.connect import held as holding
+from memoryd.connect import hosts, state
 from memoryd.connect.events import Block, Host, Notice, TurnOver
 from memoryd.connect.fold import CONNECTOR, Fold, Written
+from memoryd.connect.state import Position
 from memoryd.connect.transcript import MAX_LINE, Transcript
-from memoryd.errors import ConnectError, disk_problem
+from memoryd.errors import ConnectError, LockError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.lock import held
-from memoryd.logfiles import MAX_EPOCH_DIGITS, epoch_logs
-from memoryd.memory.replace import replace
+from memoryd.logfiles import epoch_logs
 from memoryd.records import DECODER
 from memoryd.session_ids import is_session_id
-from memoryd.typed import fits, loaded
 
 _FLUSH = 2000
 """Lines folded between two writes of a large transcript (a first catch-up)."""
@@ -50,20 +51,6 @@ def shown(path: Path) -> str:
 
 
 @dataclass
-class Position:
-    """Where the connector stands in one transcript, and in the memoryd log it writes."""
-
-    session: str
-    identity: list[int]
-    offset: int = 0
-    line: int = 0
-    log_size: int = 0
-    marked: bool = False
-    """Whether the host's own session was told this transcript is tainted."""
-    fold: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class Pass:
     """What one pass over a host's transcripts did."""
 
@@ -76,18 +63,13 @@ class Pass:
     again on the next pass)."""
 
 
-def _key(path: Path) -> str:
-    # The state never holds a transcript's path: a file name may hold anything, a key too.
-    return hashlib.sha256(os.fsencode(path.absolute())).hexdigest()[:32]
-
-
 def session_id(host: Host, path: Path, taken: set[str]) -> str:
     """The memoryd session of a transcript: `<host>-<stem>` when that is a session id no other
     transcript has, else `<host>.h-<hash of its path>` (never echoing what the name held)."""
     named = f"{host.name}-{host.stem(path)}"
     if is_session_id(named) and named not in taken:
         return named
-    return f"{host.name}.h-{_key(path)}"
+    return f"{host.name}.h-{state.key(path)}"
 
 
 class Follower:
@@ -97,50 +79,46 @@ class Follower:
         self.home, self.host, self.root, self.also = home, host, root, also
         self.folder = home.memory / "connect"
         self.state_path = self.folder / f"{host.name}.json"
-        self.positions, self.copied = self._load()
+        self.positions, self.copied = state.load(self.state_path)
         self.by_session = {p.session: p for p in self.positions.values()}
 
-    def _load(self) -> tuple[dict[str, Position], dict[str, set[str]]]:
-        try:
-            raw = json.loads(self.state_path.read_bytes())
-            found = {key: loaded(Position, value) for key, value in raw["transcripts"].items()}
-            # A session names a folder the connector empties and appends to: never one elsewhere.
-            if not all(is_session_id(p.session) for p in found.values()):
-                raise ValueError("a session that is not a session id")
-            for p in found.values():  # every field as `_save` wrote it: no TypeError later
-                epoch = loaded(Fold, p.fold).epoch
-                if min(p.offset, p.line, p.log_size, epoch) < 0 or epoch >= 10**MAX_EPOCH_DIGITS:
-                    raise ValueError("a position before a file's start, or an epoch past the last")
-            copied = raw.get("copied", {})
-            if not fits(copied, dict[str, list[str]]):
-                raise ValueError("copied lines that are not lists of digests")
-            return found, {origin: set(digests) for origin, digests in copied.items()}
-        except FileNotFoundError:
-            return {}, {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
-            raise ConnectError(
-                f"{self.state_path} cannot be read ({e.__class__.__name__}): remove it and run "
-                "the connector again (it reads every transcript again, writing each session's "
-                "log again from its start)"
-            ) from None
-
     def _save(self) -> None:
-        state = {
-            "transcripts": {k: vars(p) for k, p in sorted(self.positions.items())},
-            "copied": {origin: sorted(d) for origin, d in sorted(self.copied.items())},
-        }
-        replace(self.state_path, json.dumps(state, ensure_ascii=False).encode("utf-8"))
+        state.save(self.state_path, self.positions, self.copied)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[bool]:
-        """Hold `<host>.lock` for the block: True, or False when another process holds it."""
+        """Hold `<host>.lock` for the block: True, or False when another process holds it.
+        Held, the state is read again: another connector may have written since it was read
+        (its logs cut back to the older sizes kept then, and written again, read as rewritten)."""
         with held(make_folder(self.folder) / f"{self.host.name}.lock") as ours:
+            if ours:
+                self.positions, self.copied = state.load(self.state_path)
+                self.by_session = {p.session: p for p in self.positions.values()}
             yield ours
+
+    def release_forgotten(self) -> None:
+        """Let go what is held of every turn the owner forgot since (`held.py`)."""
+        changed = False
+        for position in self.positions.values():
+            if self._released(position):
+                changed = True
+        if changed:
+            self._save()
+
+    def _released(self, position: Position) -> bool:
+        fold = Fold.from_json(position.fold)
+        if not holding.holds(fold) or holding.standing(
+            self.home.sessions, position.session, position.turn
+        ):
+            return False
+        position.fold = holding.released(fold).to_json()
+        return True
 
     def once(self, notice: Notice | None = None) -> Pass:
         """Read what every transcript gained since the last pass; write it as session logs.
         `notice`: the host said a turn is over (its hook): that transcript's turn ends now."""
         done = Pass()
+        self.release_forgotten()
         told = _Told(notice, self.host) if notice is not None else None
         # In the host's order: which of two transcripts is read first never decides what is
         # written twice (`_events` decides by the lines' own ids), so their times do not matter.
@@ -153,7 +131,7 @@ class Follower:
         return done
 
     def _transcript(self, path: Path, done: Pass, told: _Told | None = None) -> None:
-        key = _key(path)
+        key = state.key(path)
         position = self.positions.get(key)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -289,7 +267,13 @@ class Follower:
             by_epoch.setdefault(epoch, bytearray()).extend(line.encode("utf-8"))
         size = position.log_size
         for epoch in sorted(by_epoch):
-            size = _append(self.home.sessions / session / f"{epoch}.jsonl", bytes(by_epoch[epoch]))
+            data = bytes(by_epoch[epoch])
+            # Each record is one line: a line that starts as a `user` record is one.
+            at = data.rfind(b"\n" + holding.USER)
+            at = at + 1 if at >= 0 else 0 if data.startswith(holding.USER) else -1
+            if at >= 0:
+                position.turn = [epoch, (size if epoch == first else 0) + at]
+            size = _append(self.home.sessions / session / f"{epoch}.jsonl", data)
         done.records += len(written)
         done.prompts += sum(1 for _, r in written if r["type"] == "user")
         position.log_size = size
@@ -355,6 +339,19 @@ class _Told:
             return self.identity == identity
         stem = self.host.stem(path)
         return bool(session) and (stem == session or stem.endswith(f"-{session}"))
+
+
+def release_forgotten(home: Home) -> None:
+    """Have each host's connector that is not running now let go what it holds of a turn the
+    owner forgot (`held.py`); one that is running does it on its next pass."""
+    for host in hosts.HOSTS:
+        if not (home.memory / "connect" / f"{host.name}.json").exists():
+            continue
+        with contextlib.suppress(ConnectError, LockError):
+            follower = Follower(home, host, Path(), frozenset())
+            with follower.locked() as ours:
+                if ours:
+                    follower.release_forgotten()
 
 
 def _same(named: Path, home: Path) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memoryd.connect.follow import release_forgotten
 from memoryd.errors import ForgetError, LockError, RecallError
 from memoryd.expressions import every
 from memoryd.forget import entries, logs, purge, recalls, record
@@ -334,6 +335,8 @@ def _carry_out(place: Place, begun: record.Begun, now: datetime) -> None:
         )
         purge.purge(index)
     forget_in_honcho(home, begun.keys)
+    # A connector may hold the reply of a turn forgotten here, not yet written: it lets go.
+    release_forgotten(home)
     # Items: the turns' user texts and replies, and the entries (each once, not its history).
     turns = sum(1 for key in begun.keys if key.count(":") == 2 and not _entry_key(key))
     record.done(home.memory, begun, turns + len(begun.entries))
