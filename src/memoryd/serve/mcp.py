@@ -36,9 +36,9 @@ from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
 from memoryd.memory.journal import Op
 from memoryd.serve.client import Client
-from memoryd.serve.drain import held
 from memoryd.serve.footprint import recalled
 from memoryd.serve.service import Edited, Labelled, Service
+from memoryd.serve.stdio import held
 from memoryd.serve.tools import shown, tools
 
 BLOCK_URI = "memory://block"
@@ -335,7 +335,7 @@ def run(home: Home, session: str) -> None:
 
     async def serve() -> None:
         async with stdio_server() as (read, write):
-            # The SDK cancels what still runs when stdin ends: hold the end until it is answered.
+            # JSON-RPC's rules the SDK's stdio leaves out: every line answered, before the end.
             await server.run(*held(read, write), server.create_initialization_options())
 
     anyio.run(serve)

@@ -1,6 +1,7 @@
-"""`memoryd mcp` over stdio answers every request it read before its input ended: a client that
-writes its requests and closes stdin (a script, `memoryd mcp < session.jsonl`) got only the
-handshake's answer, the SDK cancelling the rest."""
+"""`memoryd mcp` over stdio as JSON-RPC 2.0 holds it (`serve/stdio.py`): every request read before
+its input ended is answered (a client that wrote its requests and closed stdin got only the
+handshake's answer, the SDK cancelling the rest), and every line that is no message gets an
+error with a null id (the SDK answered none: not JSON, a batch, an id it cannot take)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.serve import drain
+from memoryd.serve import stdio
 from test_serve_mcp_http import INITIALIZE
 
 HANDSHAKE: list[dict[str, Any]] = [
@@ -31,20 +34,25 @@ def _call(n: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
 
 
-def _piped(home: Home, lines: list[dict[str, Any]]) -> tuple[dict[Any, dict[str, Any]], float]:
-    """Run `memoryd mcp` with `lines` as its whole stdin: its answers by id, and its run time."""
+def _run(home: Home, stdin: str) -> tuple[list[dict[str, Any]], float]:
+    """Run `memoryd mcp` with `stdin` as its whole input: its answers in order, its run time."""
     env = {**os.environ, "MEMORYD_HOME": str(home.root)}
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "memoryd", "mcp", "--session", "s1"],
-        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+        input=stdin.encode(),
         capture_output=True,
         env=env,
         timeout=120,
     )
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr.decode()
-    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    return [json.loads(line) for line in done.stdout.decode().splitlines()], took
+
+
+def _piped(home: Home, lines: list[dict[str, Any]]) -> tuple[dict[Any, dict[str, Any]], float]:
+    """Run `memoryd mcp` with `lines` as its whole stdin: its answers by id, and its run time."""
+    answers, took = _run(home, "".join(json.dumps(line) + "\n" for line in lines))
     return {a["id"]: a for a in answers}, took
 
 
@@ -73,7 +81,7 @@ def test_a_request_the_client_cancelled_does_not_hold_the_end(home: Home) -> Non
     answers, took = _piped(home, [*HANDSHAKE, _call(2, "recall", {"query": "tide"}), cancel])
     assert 1 in answers
     # A request held for ever would hold the end DRAIN seconds; the process ends well before.
-    assert took < drain.DRAIN
+    assert took < stdio.DRAIN
 
 
 def _request(n: int) -> JSONRPCRequest:
@@ -81,7 +89,7 @@ def _request(n: int) -> JSONRPCRequest:
 
 
 def test_owed_settles_on_answers_errors_and_cancellations_and_not_on_others() -> None:
-    owed = drain.Owed()
+    owed = stdio.Owed()
     for n in (1, 2, 3, 4):
         owed.read(_request(n))
     owed.read(JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
@@ -102,7 +110,7 @@ def test_settled_waits_for_the_last_answer_and_at_most_drain_seconds(
     order: list[str] = []
 
     async def answered_later() -> None:
-        owed = drain.Owed()
+        owed = stdio.Owed()
         owed.read(_request(7))
 
         async def answer() -> None:
@@ -119,11 +127,69 @@ def test_settled_waits_for_the_last_answer_and_at_most_drain_seconds(
     assert order == ["answered", "settled"]
 
     async def never_answered() -> float:
-        owed = drain.Owed()
+        owed = stdio.Owed()
         owed.read(_request(8))
         started = anyio.current_time()
         await owed.settled()
         return anyio.current_time() - started
 
-    monkeypatch.setattr(drain, "DRAIN", 0.2)
+    monkeypatch.setattr(stdio, "DRAIN", 0.2)
     assert anyio.run(never_answered) >= 0.2
+
+
+CANARY = "zebra hunter2 canary"
+
+_ids = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f != int(f)),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.just(CANARY), st.integers(), max_size=1),
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(bad=_ids)
+def test_a_request_whose_id_is_no_string_nor_integer_is_refused_and_what_follows_answered(
+    home: Home, bad: Any
+) -> None:
+    lines = [*HANDSHAKE, {"jsonrpc": "2.0", "id": bad, "method": "tools/list"}, _ping(9)]
+    answers, _ = _run(home, "".join(json.dumps(line) + "\n" for line in lines))
+    assert [a["id"] for a in answers] == [1, None, 9]
+    assert answers[1]["error"]["code"] == -32600
+    assert CANARY not in json.dumps(answers)
+
+
+def _ping(n: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": n, "method": "ping"}
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (f"this is not json {CANARY}", -32700),
+        ("{" + f'"jsonrpc": "2.0", "id": 3, "method": "ping", "{CANARY}', -32700),
+        (json.dumps([_ping(3), _ping(4)]), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 3}), -32600),
+        (json.dumps(CANARY), -32600),
+    ],
+    ids=["not-json", "cut-short", "batch", "no-method", "a-string"],
+)
+def test_a_line_that_is_no_message_gets_an_error_with_a_null_id_echoing_nothing(
+    home: Home, line: str, code: int
+) -> None:
+    stdin = "".join(json.dumps(m) + "\n" for m in HANDSHAKE) + line + "\n\n  \n"
+    answers, _ = _run(home, stdin + json.dumps(_ping(9)) + "\n")
+    # The blank lines after it are passed over; the ping after them is answered.
+    assert [a["id"] for a in answers] == [1, None, 9]
+    assert answers[1]["error"]["code"] == code
+    assert CANARY not in json.dumps(answers)
+
+
+def test_a_notification_of_mcp_is_still_no_request() -> None:
+    note = JSONRPCNotification(jsonrpc="2.0", method="notifications/roots/list_changed")
+    assert stdio.refusal(ValueError("not a line's error")) is None
+    assert not stdio._unanswerable(note)
+    assert stdio._unanswerable(JSONRPCNotification(jsonrpc="2.0", method="tools/list"))
