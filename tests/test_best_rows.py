@@ -12,7 +12,7 @@ from memoryd.expressions import every, some
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.relevance import LONG, fold, idf
+from memoryd.relevance import fold, idf
 from memoryd.search import best_rows
 from memoryd.stems import stem
 from memoryd.weights import Weights
@@ -22,6 +22,7 @@ from memoryd.weights import Weights
 WORDS = ["at", "that", "what", "so", "also", "soon", "walk", "walks", "walking", "t", "tea"]
 WORDS += ["Café", "cafés", "straße", "straßen", "日本"]
 FILLER = [f"f{n}" for n in range(50)]
+LONG = 300  # characters: a text as long as those a search of common words reads
 
 
 def every_row_counted(index: Index, ids: list[int], weights: Weights, k: int) -> list[int]:

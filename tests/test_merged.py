@@ -18,10 +18,10 @@ from memoryd import common
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.merged import score, some_best
-from memoryd.ranking import core
-from memoryd.relevance import counted, fold, idf
+from memoryd.relevance import fold, idf
 from memoryd.search import some, some_of
 from memoryd.stems import stem
+from memoryd.weights import Weights
 
 WORDS = [f"m{n}" for n in range(30)] + ["café", "naïve", "Übung"]
 AT = "2026-01-01T00:00:00+00:00"
@@ -111,14 +111,13 @@ def test_a_rows_score_is_fts5s_double(tmp_path: Path) -> None:
             words = rng.sample(WORDS[:8] if n % 2 else WORDS, rng.randint(2, 4))
             documents = index.documents(words)
             weights = {stem(fold(w)): idf(documents[w], items) for w in words}
-            cores = tuple(core(s) for s in weights)
             rows = index.conn.execute(
                 "SELECT f.rowid, bm25(items_fts), items.text, items.length FROM items_fts AS f "
                 "JOIN items ON items.id = f.rowid WHERE items_fts MATCH ?",
                 (some(words),),
             ).fetchall()
             for _, fts5, text, length in rows:
-                counts = counted(fold(text), weights, cores)
+                counts = Weights(weights, tokens / items).counts(fold(text))
                 assert score(counts, length, weights, tokens / items) == -fts5, text
                 compared += 1
             # A word's own best, with their scores: from its kept rows, and from FTS5 alone.
@@ -127,7 +126,7 @@ def test_a_rows_score_is_fts5s_double(tmp_path: Path) -> None:
                 found = index.scores(some([word]), 5) + (index.scores_of(word, 5) or [])
                 texts = {i: (t, n) for i, t, n in index.texts([i for i, _ in found])}
                 for i, value in found:
-                    counts = counted(fold(texts[i][0]), alone, tuple(core(s) for s in alone))
+                    counts = Weights(alone, tokens / items).counts(fold(texts[i][0]))
                     assert score(counts, texts[i][1], alone, tokens / items) == value
                 kept += len(found) - min(5, documents[word])
         assert compared > 2000

@@ -14,7 +14,8 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.relevance import FOUND_FROM, LONG, bm25, fold, idf, starting, stems, tokens
+from memoryd.ranking import core
+from memoryd.relevance import Sought, bm25, fold, idf, stems, token_count, tokens
 from memoryd.search import Costs, every, every_term, search, some, terms
 from memoryd.stems import stem
 from memoryd.weights import Weights
@@ -53,26 +54,39 @@ def test_tokens_equal_fts5s_on_a_large_random_text() -> None:
         assert tokens(text) == [term for _, term in sorted(fts5.get(n, []))], text
 
 
-def test_an_ascii_texts_tokens_found_by_their_starts_are_those_of_every_token() -> None:
-    # An ASCII text is looked for by its starts after each space of its tokens' spacing: every
-    # ASCII character, starts of one to four characters (one a prefix of another), texts up to
-    # five times the length from which they are looked for.
+def every_token_of(text: str, stems: set[str]) -> dict[str, int]:
+    """Each token of `text` stemming to one of `stems`, counted one token at a time, in the
+    order the text first holds them."""
+    found: dict[str, int] = {}
+    for token in tokens(text):
+        if stem(token) in stems:
+            found[token] = found.get(token, 0) + 1
+    return found
+
+
+def test_a_texts_tokens_of_the_stems_are_those_of_counting_every_token() -> None:
+    # Every ASCII character, a few others (a text that folds to ASCII and one that does not),
+    # short and long texts, stems of one to several letters (one a start of another), the
+    # words of the text and others.
     rng = random.Random(29)
     alphabet = [chr(c) for c in range(0, 128)] + list("abtoe") * 30 + [" "] * 40
-    for n in range(400):
-        text = "".join(rng.choices(alphabet, k=rng.randint(LONG, 5 * LONG)))
-        every = tokens(text)
-        pool = [t for t in every if t] + ["a", "to", "t", "b9", "zz", "toe", "abba"]
-        short = 1 if n % 2 else 3  # one start shorter than `FOUND_FROM`: only the asked made
-        starts = tuple(
-            dict.fromkeys(w[: rng.randint(short, 4)] for w in rng.sample(pool, rng.randint(1, 4)))
-        )
-        found, length = starting(fold(text), starts)
-        wanted = [t for t in every if t.startswith(starts)]
-        assert length == len(every)
-        assert [t for t in found if t.startswith(starts)] == wanted, (text, starts)
-        if sum(len(start) < FOUND_FROM for start in starts) <= 1:
-            assert found == wanted, (text, starts)
+    others = list("éÉßø²日_ਨ")
+    for n in range(600):
+        letters = alphabet + others if n % 3 == 0 else alphabet
+        text = "".join(rng.choices(letters, k=rng.choice([0, 5, 40, 300, 1_500])))
+        pool = [*tokens(text), "a", "to", "t", "b9", "zz", "toe", "abba", "tea", "teas", "cafe"]
+        stems = {stem(t) for t in rng.sample(pool, rng.randint(1, 6))}
+        cores = tuple(dict.fromkeys(core(s) for s in stems))
+        found, length = Sought(stems, cores).tokens(fold(text))
+        assert list(found.items()) == list(every_token_of(text, stems).items()), (text, stems)
+        assert token_count(fold(text)) == len(tokens(text))
+        assert length in (None, len(tokens(text)))  # the tokens, when finding them counted them
+
+
+def test_a_text_holding_no_core_holds_no_token_of_the_stems() -> None:
+    assert Sought({"x"}, ("x",)).tokens("walrus otter") == ({}, None)
+    assert Sought(set(), ()).tokens("walrus otter") == ({}, None)
+    assert Sought({"日本"}, ("日",)).tokens("ü walrus " * 100) == ({}, None)
 
 
 def test_fold_lowercases_and_removes_diacritics() -> None:

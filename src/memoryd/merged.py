@@ -27,7 +27,7 @@ from memoryd import common
 from memoryd.common import strength
 from memoryd.expressions import either, quoted, some
 from memoryd.index import Classes, Index
-from memoryd.relevance import counted, fold, idf
+from memoryd.relevance import fold, idf
 from memoryd.stems import stem
 from memoryd.weights import Weights
 
@@ -70,9 +70,7 @@ def some_best(
     # FTS5's idf of each word (a function word weighs as much), in the expression's order.
     weights = Weights({stem(fold(w)): idf(documents[w], items) for w in held}, tokens / items)
     scored = {
-        i: score(
-            counted(fold(text), weights.idf, weights.cores), length, weights.idf, weights.average
-        )
+        i: score(weights.counts(fold(text)), length, weights.idf, weights.average)
         for i, text, length in index.texts(sorted(set(read)))
     }
     return best(lists, scored, limit)

@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memoryd.items import Hit
-from memoryd.relevance import bm25, fold, starting
+from memoryd.relevance import ASCII_SPACES, Sought, bm25, fold, token_count
 from memoryd.stems import stem
 from memoryd.stopwords import STOP_WORDS
+from memoryd.tally import Tally
 
 STEM_ONLY = 0.5
 """What an occurrence of another form of a word counts, next to 1 for the word as written."""
@@ -108,16 +109,15 @@ class Query:
         return list(self.forms)
 
     @functools.cached_property
-    def starts(self) -> frozenset[str]:
-        """The first letters of the stems: a stem keeps its word's first letter (Porter changes
-        only suffixes), so a token starting otherwise is not stemmed to be looked up."""
-        return frozenset(s[0] for s in self.forms)
-
-    @functools.cached_property
     def cores(self) -> tuple[str, ...]:
         """A part of each stem that every token stemming to it starts with (`core`): a text
         holding none of them holds no word of the query."""
         return tuple(dict.fromkeys(core(s) for s in self.forms))
+
+    @functools.cached_property
+    def sought(self) -> Sought:
+        """The query's stems as a text's tokens of them are looked for."""
+        return Sought(self.forms, self.cores)
 
     @functools.cached_property
     def topical(self) -> bool:
@@ -148,40 +148,49 @@ def score(
     far as its passage holding the most of them does: `PASSAGE`), and its bm25 score over all
     of them (a function word adds a little to an item a content word found)."""
     folded = fold(text)
-    if not any(c in folded for c in query.cores):
+    return scored(Tally(folded, *query.sought.tokens(folded)), query, idf, average)
+
+
+def scored(
+    tally: Tally, query: Query, idf: dict[str, float], average: float
+) -> tuple[frozenset[str], bool, float]:
+    """`score` of a text from its tally of the query's stems (`tally.Tallies`)."""
+    if not tally.tokens:
         return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
     counts: dict[str, float] = {}
-    found, length = starting(folded, query.cores)
-    starts = query.starts
-    long = len(folded) > PASSAGE
-    counted: set[str] = set()  # a long text's tokens of the query, for `_passage`
-    for token in found:
-        if token[0] not in starts:
-            continue
+    for token, n in tally.tokens.items():
         s = stem(token)
-        written = query.forms.get(s)
-        if written is not None:
-            counts[s] = counts.get(s, 0.0) + (1.0 if token in written else STEM_ONLY)
-            if long:
-                counted.add(token)
+        # Sums of halves and ones: the same doubles, in any order, as one token at a time.
+        counts[s] = counts.get(s, 0.0) + n * (1.0 if token in query.forms[s] else STEM_ONLY)
     held = query.content.intersection(counts)
     whole = len(counts) == len(query.forms)
-    if long and len(held) > 1 and query.topical:
-        held, whole = _passage(folded, query, held, counted, whole)
+    if len(held) > 1 and len(tally.folded) > PASSAGE and query.topical:
+        held, whole = _passage(tally, query, held, whole)
+    length = token_count(tally.folded) if tally.length is None else tally.length
     return held, whole, bm25(counts, length, idf, average, LENGTH)
 
 
 def _passage(
-    folded: str, query: Query, held: frozenset[str], counted: set[str], whole: bool
+    tally: Tally, query: Query, held: frozenset[str], whole: bool
 ) -> tuple[frozenset[str], bool]:
-    """Of a long text holding the content stems `held` (`whole`: and every stem) in its tokens
-    `counted`, those its passage holding the most of them holds, and whether it holds them all
-    and the text every stem (a function word says nothing of what a passage is about)."""
+    """Of a long text holding the content stems `held` (`whole`: and every stem), those its
+    passage holding the most of them holds, and whether it holds them all and the text every
+    stem (a function word says nothing of what a passage is about)."""
     # Each occurrence of a token of a held stem, in text order (`str.find`, in C).
     places: list[tuple[int, str]] = []
-    for token in counted:
+    folded = tally.folded
+    spaced = f" {folded.encode().translate(ASCII_SPACES).decode()} " if folded.isascii() else ""
+    for token, n in tally.tokens.items():
         s = stem(token)
         if s not in held:
+            continue
+        if spaced:
+            # In the tokens' spacing a token stands between two spaces, each of its `n` times.
+            mark = f" {token} "
+            at = -1
+            for _ in range(n):
+                at = spaced.find(mark, at + 1)
+                places.append((at, s))
             continue
         at = folded.find(token)
         while at >= 0:

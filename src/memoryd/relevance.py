@@ -8,10 +8,12 @@ the index, gives the same order without that scan.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping
 
 from memoryd.stems import stem
 
@@ -56,7 +58,8 @@ def _split(folded: str) -> list[str]:
 _ASCII_WORDS = bytes(ord("a") if chr(c).isalnum() else ord(" ") for c in range(256))
 
 
-def _length(folded: str) -> int:
+def token_count(folded: str) -> int:
+    """How many tokens a folded text holds."""
     if folded.isascii():
         return (b" " + folded.encode().translate(_ASCII_WORDS)).count(b" a")
     return len(_split(folded))
@@ -72,19 +75,60 @@ LONG = 300
 """A text of fewer characters is split into every token: looking for each start costs more."""
 
 
-def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
-    """The tokens of a folded text that start with one of `starts` (tokens' starts), in order,
-    and how many tokens it holds. Every token, when the text is short (`LONG`) or starts are
-    (`FOUND_FROM`): then making them all costs less than looking for each start."""
-    if len(folded) < LONG:
-        every = _split(folded)
-        return every, len(every)
-    short = sum(len(start) < FOUND_FROM for start in starts)
-    if folded.isascii() and short <= 1:
-        return _ascii_starting(folded, starts), _length(folded)
+class Sought:
+    """The stems a search counts in texts, and what finding their tokens takes: a start of each
+    stem that every token stemming to it starts with (its core: `ranking.core`)."""
+
+    def __init__(self, stems: Iterable[str], cores: tuple[str, ...]) -> None:
+        """Look for `stems`, whose cores are `cores`."""
+        self.stems = frozenset(stems)
+        self.cores = cores
+        self._starts = frozenset(c[0] for c in cores)
+        self._short = sum(len(c) < FOUND_FROM for c in cores)
+
+    def tokens(self, folded: str) -> tuple[dict[str, int], int | None]:
+        """The tokens of a folded text that stem to one of the stems, each with how many times
+        it stands there, in the order the text first holds them; and how many tokens the text
+        holds, when finding them counted it (else None)."""
+        cores = self.cores
+        if not any(c in folded for c in cores):
+            return {}, None  # no token of the stems: nothing to count (most texts a search reads)
+        if self._short > 1 and len(folded) >= LONG and folded.isascii():
+            # Cores of one or two letters start a third of a text's tokens: those tokens are
+            # found by one regular expression and counted, both in C, and only the distinct
+            # ones stemmed here (a loop over each token was most of the time of a search of
+            # common words; 2 to 4 times this from 1,000 characters).
+            spaced = b" " + folded.encode().translate(ASCII_SPACES)
+            runs = Counter(_spaced(cores).findall(spaced))
+            stems = self.stems
+            kept = {t: n for run, n in runs.items() for t in (run.decode(),) if stem(t) in stems}
+            return kept, None
+        every = len(folded) < LONG
+        found = _split(folded) if every else _starting(folded, cores, self._short)
+        counts: dict[str, int] = {}
+        starts, stems = self._starts, self.stems
+        for token in found:
+            if token[0] in starts and stem(token) in stems:
+                counts[token] = counts.get(token, 0) + 1
+        return counts, len(found) if every else None
+
+
+@functools.lru_cache(maxsize=256)
+def _spaced(cores: tuple[str, ...]) -> re.Pattern[bytes]:
+    # In an ASCII text's tokens' spacing a token starts after a space and runs to the next.
+    # Compiled once a query (60 to 90 us), when it first meets a long text.
+    alternatives = b"|".join(re.escape(c.encode()) for c in cores if c.isascii())
+    return re.compile(rb" ((?:" + alternatives + rb")[^ ]*)")
+
+
+def _starting(folded: str, starts: tuple[str, ...], short: int) -> list[str]:
+    # The tokens of a long text that start with one of `starts` (`short` of them shorter than
+    # `FOUND_FROM`), in order; every token, when starts are short: then making them all costs
+    # less than looking for each start.
+    if folded.isascii():
+        return _ascii_starting(folded, starts)
     if short:
-        every = _split(folded)
-        return every, len(every)
+        return _split(folded)
     found: dict[int, str] = {}
     for start in starts:
         at = folded.find(start)
@@ -93,7 +137,7 @@ def starting(folded: str, starts: tuple[str, ...]) -> tuple[list[str], int]:
             if token:
                 found[at] = token.group()
             at = folded.find(start, at + 1)
-    return [found[at] for at in sorted(found)], _length(folded)
+    return [found[at] for at in sorted(found)]
 
 
 def _ascii_starting(folded: str, starts: tuple[str, ...]) -> list[str]:
@@ -112,6 +156,17 @@ def _ascii_starting(folded: str, starts: tuple[str, ...]) -> list[str]:
     return [found[at] for at in sorted(found)]
 
 
+def by_stem(tokens: Mapping[str, int], stems: Container[str]) -> dict[str, int]:
+    """How many of `tokens` (each with its count) stem to each of `stems`, in the order of the
+    tokens."""
+    counts: dict[str, int] = {}
+    for token, n in tokens.items():
+        s = stem(token)
+        if s in stems:
+            counts[s] = counts.get(s, 0) + n
+    return counts
+
+
 def stems(text: str) -> list[str]:
     """The terms FTS5 indexes for `text`: its tokens' stems, in order (`porter`)."""
     return [stem(token) for token in tokens(text)]
@@ -127,19 +182,6 @@ def idf(documents: int, items: int) -> float:
     held = min(max(documents, 0), rows)
     value = math.log((rows - held + 0.5) / (held + 0.5))
     return value if value > 0.0 else 1e-6
-
-
-def counted(folded: str, weights: Mapping[str, float], cores: tuple[str, ...]) -> dict[str, int]:
-    """How many times each weighed stem stands in a folded text, as FTS5 counts it; `cores`
-    holds a start of each stem that every token stemming to it starts with (`starting`)."""
-    counts: dict[str, int] = {}
-    starts = {c[0] for c in cores}
-    for token in starting(folded, cores)[0]:
-        if token[0] in starts:
-            s = stem(token)
-            if s in weights:
-                counts[s] = counts.get(s, 0) + 1
-    return counts
 
 
 def bm25(

@@ -40,9 +40,10 @@ from memoryd.expressions import either, every, some
 from memoryd.index import Classes, Index
 from memoryd.items import Hit
 from memoryd.labels import DataClass
-from memoryd.ranking import Query, Scored, neighbours, ranked, score
+from memoryd.ranking import Query, Scored, neighbours, ranked, scored
 from memoryd.relevance import fold, idf, tokens
 from memoryd.stopwords import content
+from memoryd.tally import Tallies
 from memoryd.weights import Weights
 
 COMMON_SHARE = 0.01
@@ -153,6 +154,13 @@ def _search(
         for s in query.stems
     }
     depth = max(k, DEPTH)
+    # Each text is counted once, for every stem, whichever part or ranking asks first.
+    tallies = Tallies(query.sought)
+
+    def ranking(hit: Hit) -> Scored:
+        tally = tallies.of(hit.id, fold(hit.item.text))
+        return Scored(hit, *scored(tally, query, idf_of, average))
+
     if len(query.stems) == 1:
         # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first;
         # no neighbour is read. A common word's best rows are kept in order (`common`), read
@@ -163,9 +171,7 @@ def _search(
             best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
-        return ranked(
-            [Scored(h, *score(h.item.text, query, idf_of, average)) for h in best], {}, 1, k
-        )
+        return ranked([ranking(h) for h in best], {}, 1, k)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
@@ -173,9 +179,9 @@ def _search(
         # ranked.
         everything = query.words(query.stems)
         candidates = _every(
-            index, everything, Weights(idf_of, average), documents, depth, costs, classes
+            index, everything, Weights(idf_of, average, tallies), documents, depth, costs, classes
         )
-    weights = Weights({s: idf_of[s] for s in about}, average)
+    weights = Weights({s: idf_of[s] for s in about}, average, tallies)
     if _distinct(candidates) < depth:
         seen = {hit.id for hit in candidates}
         found_all = _every(index, words, weights, documents, depth, costs, classes)
@@ -206,17 +212,17 @@ def _search(
         # read.
         seen = {hit.id for hit in candidates}
         candidates += some_of(index, kept, documents, depth, seen, classes)
-    scored = [Scored(hit, *score(hit.item.text, query, idf_of, average)) for hit in candidates]
+    ranks = [ranking(hit) for hit in candidates]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
     others = {key for c in candidates for key in neighbours(c.item.key)}
     others -= {hit.item.key for hit in candidates}
     around = {
-        hit.item.key: Scored(hit, *score(hit.item.text, query, idf_of, average))
+        hit.item.key: ranking(hit)
         for hit in index.by_keys(sorted(others))
         if hit.item.data_class in allowed
     }
-    return ranked(scored, around, len(about), k)
+    return ranked(ranks, around, len(about), k)
 
 
 def all_but_one(words: list[str], kept: list[str]) -> list[list[str]]:
@@ -345,7 +351,7 @@ def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hi
     for most, i, folded, length in bounded:
         if len(scored) >= k and most < scored[k - 1][0]:
             break
-        bisect.insort(scored, (weights.score(folded, length), i), key=_best_first)
+        bisect.insort(scored, (weights.row_score(i, folded, length), i), key=_best_first)
     top = [i for _, i in scored[:k]]
     found = {hit.id: hit for hit in index.hits(top)} if top else {}
     return [found[i] for i in top]

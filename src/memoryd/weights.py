@@ -12,15 +12,18 @@ import functools
 from dataclasses import dataclass
 
 from memoryd.ranking import core
-from memoryd.relevance import ASCII_SPACES, bm25, counted
+from memoryd.relevance import ASCII_SPACES, Sought, bm25, by_stem
+from memoryd.tally import Tallies
 
 
 @dataclass(frozen=True)
 class Weights:
-    """What scoring a row needs: each term's idf and the items' mean length in tokens."""
+    """What scoring a row needs: each term's idf and the items' mean length in tokens, and the
+    search's tallies (`tally`), which count a row once for every use when they count each term."""
 
     idf: dict[str, float]
     average: float
+    tallies: Tallies | None = None
 
     @functools.cached_property
     def core_of(self) -> dict[str, str]:
@@ -33,6 +36,11 @@ class Weights:
         return tuple(dict.fromkeys(self.core_of.values()))
 
     @functools.cached_property
+    def sought(self) -> Sought:
+        """The weighed stems as a text's tokens of them are looked for."""
+        return Sought(self.idf, self.cores)
+
+    @functools.cached_property
     def _after_space(self) -> dict[str, bytes]:
         # Each stem's core as a token of an ASCII text's spacing starts: after a space.
         return {s: b" " + c.encode() for s, c in self.core_of.items()}
@@ -40,7 +48,19 @@ class Weights:
     def score(self, folded: str, length: int) -> float:
         """The bm25 score of a row, from its folded text and its length in tokens (FTS5's, so
         the same score as FTS5's bm25)."""
-        return bm25(counted(folded, self.idf, self.cores), length, self.idf, self.average)
+        return bm25(self.counts(folded), length, self.idf, self.average)
+
+    def counts(self, folded: str) -> dict[str, int]:
+        """How many times each weighed stem stands in a folded text, as FTS5 counts it, in the
+        order the text first holds them."""
+        return by_stem(self.sought.tokens(folded)[0], self.idf)
+
+    def row_score(self, row: int, folded: str, length: int) -> float:
+        """`score` of row `row`, from its tally when the search's tallies count every term."""
+        if self.tallies is None or not self.tallies.sought.stems.issuperset(self.idf):
+            return self.score(folded, length)
+        tokens = self.tallies.of(row, folded).tokens
+        return bm25(by_stem(tokens, self.idf), length, self.idf, self.average)
 
     def bound(self, folded: str, length: int) -> float:
         """A score no row of this folded text exceeds: each stem counted as often as its core
