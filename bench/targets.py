@@ -10,6 +10,8 @@ SPEEDUP = 10.0  # 3- and 8-word queries at 100k and 1M: memoryd p95 <= raw p95 /
 SPEEDUP_SIZES = (100_000, 1_000_000)
 ONE_WORD = 1.2  # 1-word queries: memoryd p50 and p95 <= ONE_WORD x raw's
 INDEXING = 0.5  # catch-up throughput >= INDEXING x raw inserts'
+LIVE_MS = 30.0  # issue 24: 8-word queries at 1M items, memoryd p95 <= LIVE_MS, whatever raw's
+LIVE_SIZE = 1_000_000
 
 
 def targets(results: list[SizeResult]) -> list[str]:
@@ -48,6 +50,13 @@ def targets(results: list[SizeResult]) -> list[str]:
                     lines.append(
                         f"ALSO  {where}: against the raw query with bm25() in its ORDER BY, p95 "
                         f"{ms(b[1])} ms: ratio {m[1] / b[1]:.3f}"
+                    )
+                if words == 8 and r.size == LIVE_SIZE:
+                    # A ratio to a raw query that itself slows with the home says nothing of
+                    # the agent's wait: issue 24 asks for this p95 in milliseconds.
+                    verdict(
+                        m[1] <= LIVE_MS,
+                        f"{where}: memoryd p95 {ms(m[1])} ms <= {LIVE_MS:g} ms (issue 24)",
                     )
         rec = known_recall(r.runs)
         verdict(
