@@ -72,17 +72,16 @@ REWRITTEN = frozenset("eil")
 ending otherwise starts every token stemming to it whole (`an` each of `an`, `ans`)."""
 
 
-CUT = "".join(map(chr, range(0xDC80, 0xDD00)))
-"""The bytes of a character Porter cut, as `stems` reads them back (`surrogateescape`): FTS5's
-porter works on UTF-8 bytes and drops the last of two alike before a removed `ed` or `ing`,
-the last two bytes of a character such as `ਨ` (`aਨed` to `a` and two of its three bytes)."""
+CUT = "\\"
+"""Where a stem holds what is left of a letter Porter cut (`stems`: `aਨed` to `a\\xe0\\xa8`):
+the tokens stemming to it share the part before."""
 
 
 def core(stem: str) -> str:
     """The start every token stemming to `stem` shares with it (at least its first letter)."""
-    whole = stem.rstrip(CUT)
-    if whole != stem:
-        return whole  # Porter changes nothing after cutting a character
+    cut = stem.find(CUT)
+    if cut > 0:
+        return stem[:cut]  # Porter changes nothing after cutting a letter
     if stem[-1:] not in REWRITTEN:
         return stem
     return stem[: max(1, len(stem) - CHANGED)]

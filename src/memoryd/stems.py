@@ -203,4 +203,9 @@ def stem(token: str) -> str:
             word = before
     if len(word) > 1 and word.endswith(b"ll") and _m_gt1(word[:-1]):
         word = word[:-1]
-    return word.decode("utf-8", "surrogateescape")
+    # Porter can drop one byte of a letter (the last of two alike before a removed `ed` or
+    # `ing`: `aਨed`, E0 A8 A8 and `ed`, to `a` E0 A8). What is left of the letter is written as
+    # its bytes (`a\xe0\xa8`), not as surrogates, which SQLite refuses (a log holding such a
+    # word failed every catch-up, a query holding it every recall); no token holds a backslash,
+    # so no other token's stem is the same.
+    return word.decode("utf-8", "backslashreplace")
