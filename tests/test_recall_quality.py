@@ -540,7 +540,8 @@ def test_the_tokens_found_by_their_starts_are_those_of_every_token(
         if stem(token) in held:
             expected[token] = expected.get(token, 0) + 1
     # In the order the text first holds them: a score adds its stems' weights in that order.
-    assert list(Sought(held, cores).tokens(fold(text))[0].items()) == list(expected.items())
+    tally = Sought(held, cores).tally(fold(text))
+    assert tally.tokens is not None and list(tally.tokens.items()) == list(expected.items())
 
 
 def test_the_common_words_are_read_alone_when_the_lists_leave_them_out() -> None:

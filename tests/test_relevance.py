@@ -15,7 +15,7 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.ranking import core
-from memoryd.relevance import Sought, bm25, fold, idf, stems, token_count, tokens
+from memoryd.relevance import LONG, Sought, bm25, fold, idf, stems, token_count, tokens
 from memoryd.search import Costs, every, every_term, search, some, terms
 from memoryd.stems import stem
 from memoryd.weights import Weights
@@ -64,10 +64,20 @@ def every_token_of(text: str, stems: set[str]) -> dict[str, int]:
     return found
 
 
+def by_stem(found: dict[str, int], kept: set[str] | None = None) -> dict[str, int]:
+    """The counts of `found` (each token's) by stem, in the order of the tokens; only the
+    tokens `kept`, when given."""
+    counts: dict[str, int] = {}
+    for token, n in found.items():
+        if kept is None or token in kept:
+            counts[stem(token)] = counts.get(stem(token), 0) + n
+    return counts
+
+
 def test_a_texts_tokens_of_the_stems_are_those_of_counting_every_token() -> None:
     # Every ASCII character, a few others (a text that folds to ASCII and one that does not),
     # short and long texts, stems of one to several letters (one a start of another), the
-    # words of the text and others.
+    # words of the text and others, some of them as a query writes them.
     rng = random.Random(29)
     alphabet = [chr(c) for c in range(0, 128)] + list("abtoe") * 30 + [" "] * 40
     others = list("éÉßø²日_ਨ")
@@ -75,18 +85,24 @@ def test_a_texts_tokens_of_the_stems_are_those_of_counting_every_token() -> None
         letters = alphabet + others if n % 3 == 0 else alphabet
         text = "".join(rng.choices(letters, k=rng.choice([0, 5, 40, 300, 1_500])))
         pool = [*tokens(text), "a", "to", "t", "b9", "zz", "toe", "abba", "tea", "teas", "cafe"]
-        stems = {stem(t) for t in rng.sample(pool, rng.randint(1, 6))}
+        asked = rng.sample(pool, rng.randint(1, 6))
+        stems = {stem(t) for t in asked}
         cores = tuple(dict.fromkeys(core(s) for s in stems))
-        found, length = Sought(stems, cores).tokens(fold(text))
-        assert list(found.items()) == list(every_token_of(text, stems).items()), (text, stems)
+        written = set(rng.sample(asked, rng.randint(0, len(asked))))
+        tally = Sought(stems, cores, written).tally(fold(text))
+        every = every_token_of(text, stems)
+        assert list(tally.counts.items()) == list(by_stem(every).items()), (text, stems)
+        assert tally.written == by_stem(every, written), (text, written)
+        if len(text) >= LONG:
+            assert tally.tokens is not None and list(tally.tokens.items()) == list(every.items())
+        assert tally.length in (None, len(tokens(text)))  # when counting found it
         assert token_count(fold(text)) == len(tokens(text))
-        assert length in (None, len(tokens(text)))  # the tokens, when finding them counted them
 
 
 def test_a_text_holding_no_core_holds_no_token_of_the_stems() -> None:
-    assert Sought({"x"}, ("x",)).tokens("walrus otter") == ({}, None)
-    assert Sought(set(), ()).tokens("walrus otter") == ({}, None)
-    assert Sought({"日本"}, ("日",)).tokens("ü walrus " * 100) == ({}, None)
+    assert Sought({"x"}, ("x",)).tally("walrus otter").counts == {}
+    assert Sought(set(), ()).tally("walrus otter").counts == {}
+    assert Sought({"日本"}, ("日",)).tally("ü walrus " * 100).counts == {}
 
 
 def test_fold_lowercases_and_removes_diacritics() -> None:

@@ -33,10 +33,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memoryd.items import Hit
-from memoryd.relevance import ASCII_SPACES, Sought, bm25, fold, token_count
+from memoryd.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
 from memoryd.stems import stem
 from memoryd.stopwords import STOP_WORDS
-from memoryd.tally import Tally
 
 STEM_ONLY = 0.5
 """What an occurrence of another form of a word counts, next to 1 for the word as written."""
@@ -116,7 +115,7 @@ class Query:
     @functools.cached_property
     def sought(self) -> Sought:
         """The query's stems as a text's tokens of them are looked for."""
-        return Sought(self.forms, self.cores)
+        return Sought(self.forms, self.cores, (w for forms in self.forms.values() for w in forms))
 
     @functools.cached_property
     def topical(self) -> bool:
@@ -146,40 +145,44 @@ def score(
     """The query's content stems `text` holds, whether it holds every stem (in a long text, as
     far as its passage holding the most of them does: `PASSAGE`), and its bm25 score over all
     of them (a function word adds a little to an item a content word found)."""
-    folded = fold(text)
-    return scored(Tally(folded, *query.sought.tokens(folded)), query, idf, average)
+    return scored(query.sought.tally(fold(text)), query, idf, average)
 
 
 def scored(
     tally: Tally, query: Query, idf: dict[str, float], average: float
 ) -> tuple[frozenset[str], bool, float]:
     """`score` of a text from its tally of the query's stems (`tally.Tallies`)."""
-    if not tally.tokens:
+    if not tally.counts:
         return frozenset(), not query.forms, 0.0  # no word of the query: nothing to count
+    # Each token as written counts 1, in another form `STEM_ONLY`: sums of halves and ones, so
+    # the same doubles as adding them a token at a time.
     counts: dict[str, float] = {}
-    for token, n in tally.tokens.items():
-        s = stem(token)
-        # Sums of halves and ones: the same doubles, in any order, as one token at a time.
-        counts[s] = counts.get(s, 0.0) + n * (1.0 if token in query.forms[s] else STEM_ONLY)
+    for s, n in tally.counts.items():
+        written = tally.written.get(s, 0)
+        counts[s] = written * 1.0 + (n - written) * STEM_ONLY
     held = query.content.intersection(counts)
     whole = len(counts) == len(query.forms)
     if len(held) > 1 and len(tally.folded) > PASSAGE and query.topical:
-        held, whole = _passage(tally, query, held, whole)
+        tokens = tally.tokens
+        if tokens is None:  # counted from its profile: its tokens of the held stems read now
+            sought = Sought(held, tuple(dict.fromkeys(map(core, held))))
+            tokens = sought.tally(tally.folded).tokens or {}  # a long text's: never None
+        held, whole = _passage(tally.folded, tokens, query, held, whole)
     length = token_count(tally.folded) if tally.length is None else tally.length
     return held, whole, bm25(counts, length, idf, average, LENGTH)
 
 
 def _passage(
-    tally: Tally, query: Query, held: frozenset[str], whole: bool
+    folded: str, tokens: dict[str, int], query: Query, held: frozenset[str], whole: bool
 ) -> tuple[frozenset[str], bool]:
     """Of a long text holding the content stems `held` (`whole`: and every stem), those its
     passage holding the most of them holds, and whether it holds them all and the text every
-    stem (a function word says nothing of what a passage is about)."""
+    stem (a function word says nothing of what a passage is about); `tokens` holds its tokens
+    of those stems, each with its count."""
     # Each occurrence of a token of a held stem, in text order (`str.find`, in C).
     places: list[tuple[int, str]] = []
-    folded = tally.folded
     spaced = f" {folded.encode().translate(ASCII_SPACES).decode()} " if folded.isascii() else ""
-    for token, n in tally.tokens.items():
+    for token, n in tokens.items():
         s = stem(token)
         if s not in held:
             continue

@@ -13,7 +13,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from memoryd.stems import stem
 
@@ -75,42 +76,70 @@ LONG = 300
 """A text of fewer characters is split into every token: looking for each start costs more."""
 
 
+class Tally(NamedTuple):
+    """What a folded text holds of some stems (`Sought`): each one's count, in the order the
+    text first holds them, and how many of those are the words as a query writes them; how many
+    tokens the text holds when counting found it (else None); and its tokens of the stems, each
+    with its count, when it is `LONG` or longer (else None)."""
+
+    folded: str
+    counts: dict[str, int]
+    written: dict[str, int]
+    length: int | None
+    tokens: dict[str, int] | None
+
+
 class Sought:
     """The stems a search counts in texts, and what finding their tokens takes: a start of each
-    stem that every token stemming to it starts with (its core: `ranking.core`)."""
+    stem that every token stemming to it starts with (its core: `ranking.core`), and the words
+    of them a query writes."""
 
-    def __init__(self, stems: Iterable[str], cores: tuple[str, ...]) -> None:
-        """Look for `stems`, whose cores are `cores`."""
+    def __init__(self, stems: Iterable[str], cores: tuple[str, ...], written: Iterable[str] = ()):
+        """Look for `stems`, whose cores are `cores`, `written` as a query writes them."""
         self.stems = frozenset(stems)
         self.cores = cores
+        self.written = frozenset(written)
         self._starts = frozenset(c[0] for c in cores)
         self._short = sum(len(c) < FOUND_FROM for c in cores)
 
-    def tokens(self, folded: str) -> tuple[dict[str, int], int | None]:
-        """The tokens of a folded text that stem to one of the stems, each with how many times
-        it stands there, in the order the text first holds them; and how many tokens the text
-        holds, when finding them counted it (else None)."""
-        cores = self.cores
+    def tally(self, folded: str) -> Tally:
+        """What a folded text holds of the stems."""
+        cores, starts, stems, written = self.cores, self._starts, self.stems, self.written
         if not any(c in folded for c in cores):
-            return {}, None  # no token of the stems: nothing to count (most texts a search reads)
-        if self._short > 1 and len(folded) >= LONG and folded.isascii():
+            return Tally(folded, {}, {}, None, {})  # no token of the stems (most texts read)
+        if len(folded) < LONG:
+            # Every token, each looked at once: the counts are made as they are found.
+            found = _split(folded)
+            counts: dict[str, int] = {}
+            exact: dict[str, int] = {}
+            for token in found:
+                if token[0] in starts:
+                    s = stem(token)
+                    if s in stems:
+                        counts[s] = counts.get(s, 0) + 1
+                        if token in written:
+                            exact[s] = exact.get(s, 0) + 1
+            return Tally(folded, counts, exact, len(found), None)
+        if self._short > 1 and folded.isascii():
             # Cores of one or two letters start a third of a text's tokens: those tokens are
             # found by one regular expression and counted, both in C, and only the distinct
             # ones stemmed here (a loop over each token was most of the time of a search of
             # common words; 2 to 4 times this from 1,000 characters).
             spaced = b" " + folded.encode().translate(ASCII_SPACES)
             runs = Counter(_spaced(cores).findall(spaced))
-            stems = self.stems
-            kept = {t: n for run, n in runs.items() for t in (run.decode(),) if stem(t) in stems}
-            return kept, None
-        every = len(folded) < LONG
-        found = _split(folded) if every else _starting(folded, cores, self._short)
-        counts: dict[str, int] = {}
-        starts, stems = self._starts, self.stems
-        for token in found:
-            if token[0] in starts and stem(token) in stems:
-                counts[token] = counts.get(token, 0) + 1
-        return counts, len(found) if every else None
+            tokens = {t: n for run, n in runs.items() for t in (run.decode(),) if stem(t) in stems}
+        else:
+            tokens = {}
+            for token in _starting(folded, cores, self._short):
+                if token[0] in starts and stem(token) in stems:
+                    tokens[token] = tokens.get(token, 0) + 1
+        counts, exact = {}, {}
+        for token, n in tokens.items():
+            s = stem(token)
+            counts[s] = counts.get(s, 0) + n
+            if token in written:
+                exact[s] = exact.get(s, 0) + n
+        return Tally(folded, counts, exact, None, tokens)
 
 
 @functools.lru_cache(maxsize=256)
@@ -154,17 +183,6 @@ def _ascii_starting(folded: str, starts: tuple[str, ...]) -> list[str]:
             found[at] = spaced[at + 1 : end] if end >= 0 else spaced[at + 1 :]
             at = spaced.find(mark, end) if end >= 0 else -1
     return [found[at] for at in sorted(found)]
-
-
-def by_stem(tokens: Mapping[str, int], stems: Container[str]) -> dict[str, int]:
-    """How many of `tokens` (each with its count) stem to each of `stems`, in the order of the
-    tokens."""
-    counts: dict[str, int] = {}
-    for token, n in tokens.items():
-        s = stem(token)
-        if s in stems:
-            counts[s] = counts.get(s, 0) + n
-    return counts
 
 
 def stems(text: str) -> list[str]:

@@ -155,7 +155,7 @@ def _search(
     }
     depth = max(k, DEPTH)
     # Each text is counted once, for every stem, whichever part or ranking asks first.
-    tallies = Tallies(query.sought)
+    tallies = Tallies(query.sought, query.forms)
 
     def ranking(hit: Hit) -> Scored:
         tally = tallies.of(hit.id, fold(hit.item.text))
@@ -336,12 +336,12 @@ def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hi
     order, when they are no more than `k` (the ranking orders every candidate anyway)."""
     if len(ids) <= k:
         return index.hits(ids) if ids else []
-    # Each row's bound first (its stems' cores counted, in C), then rows counted in the order
-    # of their bounds until no bound left can reach the `k`-th score: counting a row's tokens
-    # costs ten times its bound, and a long text's hundreds of times.
+    # Each row's bound first (its stems' cores counted, in C; its score, when the search's
+    # tallies know it), then rows counted in the order of their bounds until no bound left can
+    # reach the `k`-th score.
     bounded = sorted(
         (
-            (weights.bound(folded, length), i, folded, length)
+            (weights.row_bound(i, folded, length), i, folded, length)
             for i, text, length in index.texts(ids)
             for folded in (fold(text),)
         ),

@@ -6,37 +6,54 @@ written before its other forms, the passage). At 1M items the slowest 8-word que
 words, counted the same 20 texts of 2,000 to 34,641 characters both times, and that was most of
 their time. A row's tokens of every stem of the query are counted once now, and kept by its row
 id for the search: a search reads one state of the index (`Index.snapshot`), in which a row's
-text does not change.
+text does not change. A long text an earlier search counted is counted from its profile
+(`profiles`), without reading it.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from memoryd.profiles import PROFILED, PROFILES, Profile
+from memoryd.relevance import Sought, Tally
 
-from memoryd.relevance import Sought
+Forms = dict[str, tuple[str, ...]]
+"""Each stem of a query, with its words as the query writes them."""
 
 
-class Tally(NamedTuple):
-    """A folded text and its tokens of a query's stems, each with how many times it stands
-    there, in the order the text first holds them (`relevance.Sought`), and how many tokens the
-    text holds when finding them counted it (else None)."""
-
-    folded: str
-    tokens: dict[str, int]
-    length: int | None
+def profiled(folded: str, profile: Profile, forms: Forms) -> Tally:
+    """What a folded text holds of the stems of `forms`, from its profile (no token kept)."""
+    counts = profile.counts(forms)
+    written = {s: n for s in counts if (n := sum(profile.count(w) for w in forms[s]))}
+    return Tally(folded, counts, written, profile.length, None)
 
 
 class Tallies:
     """The texts of one search tallied for its query's stems, each once, by row id."""
 
-    def __init__(self, sought: Sought) -> None:
-        """Tallies of the stems `sought`."""
+    def __init__(self, sought: Sought, forms: Forms) -> None:
+        """Tallies of the stems `sought`, whose words as the query writes them are `forms`."""
         self.sought = sought
+        self._forms = forms
         self._rows: dict[int, Tally] = {}
 
     def of(self, row: int, folded: str) -> Tally:
-        """The tally of row `row`, whose folded text is `folded`: counted when first asked."""
+        """The tally of row `row`, whose folded text is `folded`: counted when first asked,
+        from its text's profile when a search counted it before (`profiles`)."""
         found = self._rows.get(row)
         if found is None:
-            found = self._rows[row] = Tally(folded, *self.sought.tokens(folded))
+            profile = PROFILES.of(folded) if len(folded) >= PROFILED else None
+            if profile is None:
+                found = self.sought.tally(folded)
+            else:
+                found = profiled(folded, profile, self._forms)
+            self._rows[row] = found
+        return found
+
+    def known(self, row: int, folded: str) -> Tally | None:
+        """The tally of row `row` when it costs no reading: counted already, or from the
+        profile of its text."""
+        found = self._rows.get(row)
+        if found is None and len(folded) >= PROFILED:
+            profile = PROFILES.get(folded)
+            if profile is not None:
+                found = self._rows[row] = profiled(folded, profile, self._forms)
         return found

@@ -1,9 +1,11 @@
 """What scoring a row read by a search needs (`search.best_rows`), and a bound on its score.
 
 A row's bm25 is FTS5's (`relevance.bm25`) over the weighed stems, counted in its text. Counting
-a long text's tokens costs hundreds of times what finding its stems' cores does (`str.count`,
-in C): a row whose bound, each stem counted as often as its core stands in the text, cannot
-reach the rows already counted is left uncounted.
+a text's tokens of the stems costs more than finding its stems' cores (`bytes.count`, in C: a
+long text of common words at 1M items, half as much): a row whose bound, each stem counted as
+often as its core stands in the text, cannot reach the rows already counted is left uncounted.
+A row the search's tallies know without reading it (`tally`: counted already, or from its
+text's profile) is bounded by its score.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import functools
 from dataclasses import dataclass
 
 from memoryd.ranking import core
-from memoryd.relevance import ASCII_SPACES, Sought, bm25, by_stem
+from memoryd.relevance import ASCII_SPACES, Sought, Tally, bm25
 from memoryd.tally import Tallies
 
 
@@ -53,14 +55,31 @@ class Weights:
     def counts(self, folded: str) -> dict[str, int]:
         """How many times each weighed stem stands in a folded text, as FTS5 counts it, in the
         order the text first holds them."""
-        return by_stem(self.sought.tokens(folded)[0], self.idf)
+        return self.sought.tally(folded).counts
 
     def row_score(self, row: int, folded: str, length: int) -> float:
         """`score` of row `row`, from its tally when the search's tallies count every term."""
-        if self.tallies is None or not self.tallies.sought.stems.issuperset(self.idf):
+        tallies = self._shared
+        if tallies is None:
             return self.score(folded, length)
-        tokens = self.tallies.of(row, folded).tokens
-        return bm25(by_stem(tokens, self.idf), length, self.idf, self.average)
+        return self._of(tallies.of(row, folded), length)
+
+    def row_bound(self, row: int, folded: str, length: int) -> float:
+        """`bound` of row `row`: its score when the search's tallies know it without reading
+        it (counted already, or from the profile of its text)."""
+        known = None if self._shared is None else self._shared.known(row, folded)
+        return self.bound(folded, length) if known is None else self._of(known, length)
+
+    @functools.cached_property
+    def _shared(self) -> Tallies | None:
+        # The search's tallies, when they count every weighed stem: a row is then counted once
+        # for every use.
+        found = self.tallies
+        return found if found is not None and found.sought.stems.issuperset(self.idf) else None
+
+    def _of(self, tally: Tally, length: int) -> float:
+        counts = {s: n for s, n in tally.counts.items() if s in self.idf}
+        return bm25(counts, length, self.idf, self.average)
 
     def bound(self, folded: str, length: int) -> float:
         """A score no row of this folded text exceeds: each stem counted as often as its core
