@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.expressions import most_of
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.labels import DataClass
@@ -20,7 +21,6 @@ from memoryd.search import (
     DEPTH,
     Costs,
     every,
-    most_of,
     ranked_rows,
     search,
     some,

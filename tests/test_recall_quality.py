@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from logs import AT, turn, write_log
 from memoryd import common, schema
+from memoryd.expressions import all_but_one, either, most_of
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
@@ -22,16 +23,7 @@ from memoryd.labels import DataClass
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall
 from memoryd.relevance import LONG, Sought, bm25, fold, stems, tokens
-from memoryd.search import (
-    DEPTH,
-    Costs,
-    all_but_one,
-    either,
-    most_of,
-    only_common,
-    search,
-    terms,
-)
+from memoryd.search import DEPTH, Costs, only_common, search, terms
 from memoryd.stems import stem
 from memoryd.stopwords import content
 

@@ -36,7 +36,7 @@ import bisect
 from dataclasses import dataclass
 
 from memoryd import merged
-from memoryd.expressions import either, every, some
+from memoryd.expressions import every, most_of, some
 from memoryd.index import Classes, Index
 from memoryd.items import Hit
 from memoryd.labels import DataClass
@@ -225,15 +225,6 @@ def _search(
     return ranked(ranks, around, len(about), k)
 
 
-def all_but_one(words: list[str], kept: list[str]) -> list[list[str]]:
-    """The lists of words of which an item holding all of `words` but one holds every word, of
-    those holding a `kept` word (`rarer`): an AND of common words only would read their whole
-    doclists."""
-    held = set(kept)
-    subsets = [words[:n] + words[n + 1 :] for n in range(len(words))]
-    return [subset for subset in subsets if len(subset) > 1 and held.intersection(subset)]
-
-
 def only_common(words: list[str], uncommon: list[str]) -> list[str]:
     """The common words of `words` when an item lacking one of the one or two `uncommon` ones
     holds them all, and the all-but-one lists leave them out (`all_but_one`): at least two,
@@ -243,29 +234,6 @@ def only_common(words: list[str], uncommon: list[str]) -> list[str]:
     # more, every list when fewer than three words are uncommon.
     few = len(uncommon) == 1 if len(words) <= 4 else 1 <= len(uncommon) <= 2
     return common if len(words) >= 3 and few and len(common) >= 2 else []
-
-
-def most_of(words: list[str], kept: list[str]) -> tuple[str, list[str]]:
-    """The FTS5 expression matching the items that hold all of `words` but one, and the word of
-    each of its phrases (FTS5 reads a word's doclist for each phrase holding it); empty when
-    there is nothing to look for. Of five words or more, only the kept
-    ones (`rarer`) are counted, and of four such or more the expression matches a few items
-    more: the words in groups of two or three, the rarest together, each group held in part
-    (an item lacking one word holds a word of every group). An AND per word left out would
-    read every word's doclist once for each."""
-    if len(words) <= 4:
-        lists = all_but_one(words, kept)
-        return either(lists), [word for group in lists for word in group]
-    counted = [w for w in kept if w in words]
-    if len(counted) < 3:
-        return "", []
-    if len(counted) == 3:
-        lists = all_but_one(counted, kept)
-        return either(lists), [word for group in lists for word in group]
-    groups = [counted[n : n + 2] for n in range(0, len(counted) - 1, 2)]
-    if len(counted) % 2:
-        groups[-1].append(counted[-1])
-    return " AND ".join(f"({some(group)})" for group in groups), counted
 
 
 def _every(
