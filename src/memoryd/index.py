@@ -33,6 +33,15 @@ prepared once (an `IN` of as many `?` as values is a new statement for each leng
 again on most searches: 6 to 12 us each, about a tenth of what a search's first run costs more
 than its second)."""
 
+COLUMNS = "key, tag, class, kind, who, at, text, length"
+"""The columns an item is inserted with (its row id is SQLite's)."""
+
+STAGED = (
+    "CREATE TEMP TABLE IF NOT EXISTS staged "
+    "(key TEXT, tag TEXT, class TEXT, kind TEXT, who TEXT, at TEXT, text TEXT, length INTEGER)"
+)
+"""The connection's own table of rows about to be added (`Index.add`)."""
+
 _WIDER = 4
 
 log = logging.getLogger("memoryd")
@@ -117,11 +126,20 @@ class Index:
             rows.append((i.key, i.tag, i.data_class, i.kind, i.who, i.at, i.text, length))
         # A row id is one more than the largest in use (no AUTOINCREMENT, never near 2**63).
         (last,) = self.conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
+        # The rows are staged, then inserted by one statement: FTS5 writes a segment at every
+        # statement's savepoint after its first write in a transaction, so `executemany`
+        # straight into `items` (a statement a row, the trigger writing the full text) wrote a
+        # segment an item. Staged with their values bound as they are: through `json_each`, a
+        # text lost all from a NUL on, and a log may hold one. The staged rows are the
+        # transaction's: a failure rolls them back with the rest.
+        self.conn.execute(STAGED)
         self.conn.executemany(
-            "INSERT INTO items (key, tag, class, kind, who, at, text, length) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            f"INSERT INTO temp.staged ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
         )
+        self.conn.execute(
+            f"INSERT INTO items ({COLUMNS}) SELECT {COLUMNS} FROM temp.staged ORDER BY rowid"
+        )
+        self.conn.execute("DELETE FROM temp.staged")
         self.conn.executemany(
             "INSERT INTO terms VALUES (?, ?) "
             "ON CONFLICT (term) DO UPDATE SET documents = documents + excluded.documents",
