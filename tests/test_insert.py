@@ -11,12 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from logs import turn, write_log
 from memoryd import segments
 from memoryd.errors import IndexStoreError
+from memoryd.home import Home
 from memoryd.index import Index
+from memoryd.indexer import Names, catch_up
 from memoryd.items import Item
 
 AT = "2026-01-01T00:00:00+00:00"
+NAMES = Names(agent="agent", owner="owner")
 
 
 def test_a_commit_writes_one_segment_whatever_its_items(index: Index) -> None:
@@ -56,3 +60,10 @@ def test_a_refused_add_leaves_nothing_for_the_next(index: Index) -> None:
     index.add([Item("s:3:user", "memory", "private", "said", "ann", AT, "herons")])
     keys = [key for (key,) in index.conn.execute("SELECT key FROM items ORDER BY id")]
     assert keys == ["s:1:user", "s:3:user"]
+
+
+def test_a_catch_up_of_many_sessions_writes_one_segment(home: Home, index: Index) -> None:
+    for n in range(20):
+        write_log(home, f"s{n}", turn(f"question {n} about kites", f"answer {n} about rivers"))
+    assert catch_up(index, home.sessions, NAMES).items == 40
+    assert segments.count(index) == 1

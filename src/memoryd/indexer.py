@@ -314,6 +314,7 @@ def _write(index: Index, pending: list[_Read]) -> None:
     if not pending:
         return
     with index.writing():
+        items: list[Item] = []
         for done in pending:
             if index.log_state(done.state.session) != done.before:
                 # Another process indexed this session since we read its state: its write
@@ -321,5 +322,7 @@ def _write(index: Index, pending: list[_Read]) -> None:
                 continue
             if done.restarted:
                 index.remove_session(done.state.session)
-            index.add(done.items)
+            items += done.items
             index.save_log_state(done.state)
+        # Added at once: each `add` writes a full-text segment of its own.
+        index.add(items)
