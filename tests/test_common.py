@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd import common, schema
+from memoryd import common, schema, term_counts
 from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.relevance import K1, idf
@@ -46,10 +46,7 @@ def _in_python(index: Index, term: str, limit: int, classes: tuple[str, ...] | N
     """The kept rows' best, scored and sorted in Python (`common.strength`), as `best` did
     before SQLite sorted them."""
     items, tokens = index.counts()
-    (documents,) = index.conn.execute(
-        "SELECT documents FROM terms WHERE term = ?", (term,)
-    ).fetchone()
-    weight = idf(documents, items)
+    weight = idf(term_counts.counted(index.conn, [term])[term], items)
     rows = index.conn.execute(
         "SELECT c.id, c.tf, c.length, items.class FROM common_rows AS c "
         "JOIN items ON items.id = c.id WHERE c.term = ?",

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from memoryd import term_counts
 from memoryd.relevance import K1, B, idf
 
 THRESHOLD = 200
@@ -150,11 +151,11 @@ def scored(
         return None
     then, bound = table
     items, tokens = _counts(conn)
-    documents = conn.execute("SELECT documents FROM terms WHERE term = ?", (term,)).fetchone()
-    if not items or not documents:
+    documents = term_counts.counted(conn, [term]).get(term)
+    if not items or documents is None:
         return None
     now = tokens / items
-    weight = idf(int(documents[0]), items)
+    weight = idf(documents, items)
     # Each row's strength, and its score (times the idf), computed by SQLite with the same
     # operations in the same order as `strength` (the same doubles), and the best `limit` sorted
     # there: reading every kept row into Python to sort them was most of a one-word recall.
@@ -226,22 +227,15 @@ def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:
         _cut(conn, term, *tables[term])
     # A term becomes common only when items holding it are added: those are the new ones.
     new = [term for term in touched if term not in tables]
-    stale = [
-        (documents, term)
-        for marks, chunk in _chunks(new)
-        for term, documents in conn.execute(
-            f"SELECT term, documents FROM terms WHERE documents >= ? AND term IN ({marks})",
-            (THRESHOLD, *chunk),
+    drifted = [
+        str(term)
+        for (term,) in conn.execute(
+            "SELECT term FROM common_terms WHERE ? > average * ?", (now, 1.0 + DRIFT)
         )
     ]
-    stale += [
-        (documents, term)
-        for term, documents in conn.execute(
-            "SELECT t.term, t.documents FROM common_terms AS c JOIN terms AS t USING (term) "
-            "WHERE ? > c.average * ?",
-            (now, 1.0 + DRIFT),
-        )
-    ]
+    held = term_counts.counted(conn, new)
+    stale = [(documents, term) for term, documents in held.items() if documents >= THRESHOLD]
+    stale += [(documents, term) for term, documents in term_counts.counted(conn, drifted).items()]
     scanned = 0
     for documents, term in sorted(stale):
         if scanned + documents > BUDGET and scanned:

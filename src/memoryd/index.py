@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import astuple
 from pathlib import Path
 
-from memoryd import common, integrity
+from memoryd import common, integrity, term_counts
 from memoryd.errors import IndexDamagedError
 from memoryd.items import Hit, Item, LogState
 from memoryd.labels import DataClass
@@ -70,6 +70,7 @@ class Index:
         # Whether the index keeps the common terms' best rows: one migrated only so far (as a
         # test of an older index makes it) does not.
         self._keeps = common.kept(self.conn)
+        self._split = term_counts.apart(self.conn)
 
     def check(self, deep: bool = False) -> None:
         """IndexDamagedError when the index is damaged (`integrity.check`: its pages, and with
@@ -140,11 +141,7 @@ class Index:
             f"INSERT INTO items ({COLUMNS}) SELECT {COLUMNS} FROM temp.staged ORDER BY rowid"
         )
         self.conn.execute("DELETE FROM temp.staged")
-        self.conn.executemany(
-            "INSERT INTO terms VALUES (?, ?) "
-            "ON CONFLICT (term) DO UPDATE SET documents = documents + excluded.documents",
-            documents.items(),
-        )
+        term_counts.add(self.conn, documents, self._split)
         self._added += [common.Added(last + n, *c) for n, c in enumerate(counted, start=1)]
 
     def remove_session(self, session: str) -> None:
@@ -153,10 +150,7 @@ class Index:
         documents: Counter[str] = Counter()
         for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {_TURNS}", span):
             documents.update(set(stems(text)))
-        self.conn.executemany(
-            "UPDATE terms SET documents = documents - ? WHERE term = ?",
-            ((count, term) for term, count in documents.items()),
-        )
+        term_counts.remove(self.conn, documents, self._split)
         self.conn.execute(f"DELETE FROM items WHERE {_TURNS}", span)
         self.conn.execute("DELETE FROM logs WHERE session = ?", (session,))
 
@@ -303,13 +297,7 @@ class Index:
         """How many items hold each term (0 when none does)."""
         folded = {term: stem(fold(term)) for term in terms}
         with translated(self.path):
-            found = dict(
-                self.conn.execute(
-                    "SELECT term, documents FROM terms WHERE term IN "
-                    f"({', '.join('?' * len(folded))})",
-                    list(folded.values()),
-                ).fetchall()
-            )
+            found = term_counts.counted(self.conn, folded.values(), self._split)
         return {term: found.get(token, 0) for term, token in folded.items()}
 
     def optimize(self) -> None:
@@ -353,10 +341,7 @@ class Index:
         documents: Counter[str] = Counter()
         for (text,) in self.conn.execute(f"SELECT text FROM items WHERE {where}", span):
             documents.update(set(stems(text)))
-        self.conn.executemany(
-            "UPDATE terms SET documents = documents - ? WHERE term = ?",
-            ((count, term) for term, count in documents.items()),
-        )
+        term_counts.remove(self.conn, documents, self._split)
         self.conn.execute(f"DELETE FROM items WHERE {where}", span)
         self.conn.execute("DELETE FROM journal_read")
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memoryd import common
+from memoryd import common, term_counts
 from memoryd.home import make_folder, private_database
 from memoryd.store import rollback, store_error
 
@@ -110,6 +110,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE logs ADD COLUMN mark TEXT;
         ALTER TABLE logs ADD COLUMN ended TEXT;
         """,
+    ),
+    (
+        "the terms' counts added since they were last folded, apart (term_counts.py)",
+        term_counts.SCHEMA,
     ),
 )
 
