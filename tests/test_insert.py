@@ -67,3 +67,13 @@ def test_a_catch_up_of_many_sessions_writes_one_segment(home: Home, index: Index
         write_log(home, f"s{n}", turn(f"question {n} about kites", f"answer {n} about rivers"))
     assert catch_up(index, home.sessions, NAMES).items == 40
     assert segments.count(index) == 1
+
+
+def test_a_write_merges_none_of_the_segments_before_it(index: Index) -> None:
+    # FTS5's own `automerge` (4, its default) merged a level of four segments within a write,
+    # once 64 leaf pages had been written since the last merge: a write whose time is the
+    # agent's.
+    for n in range(5):
+        said = " ".join(f"kites{n}x{m}" for m in range(20_000))  # some 40 leaf pages each
+        index.add([Item(f"s:{n}:user", "memory", "private", "said", "ann", AT, said)])
+    assert segments.count(index) == 5

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
-from memoryd import boundary
+from memoryd import boundary, segments
 from memoryd import config as config_file
 from memoryd.errors import (
     NO_SPACE,
@@ -35,7 +35,6 @@ from memoryd.options import GROUP_HOME, echo_labelled, home_option
 from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
-from memoryd.segments import tidy
 from memoryd.serve.client import serves
 from memoryd.start import frozen_imports
 
@@ -104,9 +103,17 @@ def _answered(
             catch_up(index, home.sessions, names)
         memory_commands.up_to_date(home, index)
         if not served:
-            # No daemon's watcher to leave it to (`Service.tidy`).
-            tidy(index)
+            # No daemon's watcher merges for the command (`Service.tidy`): a step of it, once
+            # it has answered.
+            _once_answered(lambda: segments.step_alone(home.index, _warn))
         return answer(home, index)
+
+
+def _once_answered(then: Callable[[], None]) -> None:
+    """`then` once the command has printed its answer (as its context closes)."""
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(then)
 
 
 class Lazy(click.Group):

@@ -115,6 +115,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "the terms' counts added since they were last folded, apart (term_counts.py)",
         term_counts.SCHEMA,
     ),
+    (
+        "FTS5 merges only when asked, off every request's path (segments.py)",
+        "INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 0);",
+    ),
 )
 
 
@@ -161,7 +165,7 @@ def connect(path: Path) -> sqlite3.Connection:
         # items takes the same time with 0.5, 1 or 2 MB).
         conn.execute("PRAGMA cache_size = -1024")
         # The write-ahead log is cut back to 4 MB when it starts over: a large transaction (a
-        # first catch-up, a reindex's copy, `segments.tidy` rewriting the full-text index: 10 MB
+        # first catch-up, a reindex's copy, the full-text index merged whole (`segments`): 10 MB
         # at 100,000 items) would otherwise leave it that size for as long as the index is open.
         conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
         migrate(conn)

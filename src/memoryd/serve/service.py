@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,7 +43,7 @@ from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
 from memoryd.scan import changes
-from memoryd.segments import tidy
+from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
@@ -94,6 +95,7 @@ class Service:
     _appending: threading.Lock = field(default_factory=threading.Lock)
     reading: Reading | None = None
     damaged: MemoryDamage = field(default_factory=lambda: MemoryDamage(_logged))
+    merging: Merging = field(default_factory=Merging)
 
     @classmethod
     def open(cls, home: Home) -> Service:
@@ -169,12 +171,19 @@ class Service:
             index_dropped(self.indexes.index, self.memory.journal)
         return done
 
-    def tidy(self) -> None:
-        """Merge the index's full-text segments when they have grown past `segments.SEGMENTS`: the
-        watcher's, after its catch-ups, so that no recall, append or edit makes one (each may
-        wait for it as for any writer)."""
-        with self.indexes.guarded(), self.indexes.writer:
-            tidy(self.indexes.index)
+    def tidy(self, now: float | None = None) -> None:
+        """A step of merge work on the index's full-text segments (`segments.step`): the
+        watcher's, one after each of its wakes, so that no recall, append or edit merges, and
+        a writer waits for one step at most. It begins merging the whole index once the index
+        has been idle at `now` (a monotonic time; now by default: `Merging.next`)."""
+        with self.indexes.guarded():
+            index = self.indexes.index
+            whole = self.merging.next(index, time.monotonic() if now is None else now)
+            if whole is None:
+                return
+            with self.indexes.writer:
+                worked = step(index, whole)
+            self.merging.stepped(index, worked)
 
     def catch_up_changed(self) -> None:
         """`catch_up` of the sessions one scan finds changed; the scan (two stats a session) runs
