@@ -290,3 +290,13 @@ def test_a_merge_without_space_is_left_for_later_and_said(
     index.conn.execute(f"PRAGMA max_page_count = {2**30}")
     assert _steps(index, whole=True)
     assert segments.count(index) == 1
+
+
+def test_the_watcher_merges_on_its_wakes_with_nothing_to_catch_up(
+    home: Home, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _two_commits(home, service, 40, 10)
+    assert segments.count(service.indexes.index) == 2
+    monkeypatch.setattr(segments, "IDLE", 0.0)
+    watch._woken(service, [False] * 100)
+    assert segments.count(service.indexes.index) == 1

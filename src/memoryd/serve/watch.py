@@ -54,6 +54,8 @@ def _woken(service: Service, wakes: Iterable[bool]) -> None:
         if changed or time.monotonic() >= sweep:
             catch_up(service, changed=changed)
             sweep = time.monotonic() + SWEEP
+        else:
+            tidy(service)
 
 
 def _inotify(watched: Watched, stop: threading.Event) -> Iterator[bool]:
@@ -79,8 +81,8 @@ def _watchfiles(sessions: Path, stop: threading.Event) -> Iterator[bool]:
 
 
 def catch_up(service: Service, changed: bool) -> None:
-    """One catch-up (`changed`: an event told of new turns; else only if a log changed), then the
-    index's segments merged if due (`Service.tidy`), a failure logged: the watcher, and the
+    """One catch-up (`changed`: an event told of new turns; else only if a log changed), then
+    merge work on the index's segments (`Service.tidy`), a failure logged: the watcher, and the
     daemon's last catch-up as it stops, outlive it."""
     try:
         if changed:
@@ -92,3 +94,14 @@ def catch_up(service: Service, changed: bool) -> None:
         log.warning("indexing: %s", e)
     except Exception:  # the watcher must outlive a bug in one catch-up
         log.exception("indexing failed")
+
+
+def tidy(service: Service) -> None:
+    """`Service.tidy` on a wake with nothing to catch up (merge work left, or the index idle), a
+    failure logged."""
+    try:
+        service.tidy()
+    except MemorydError as e:
+        log.warning("merging: %s", e)
+    except Exception:  # the watcher must outlive a bug in one merge
+        log.exception("merging failed")
