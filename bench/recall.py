@@ -6,11 +6,12 @@ home, kept between runs beside an `index.json` marker naming what built it (the 
 schema, the source of the indexing modules); a stale or missing index is built again.
 
 Indexing: for the sizes of `--index-bench` (default 10k and 100k), a catch-up from scratch into a
-fresh file, timed, against raw inserts of the same items (the rows that catch-up stored: same
-keys, texts and fields) into the same schema in another fresh file, in transactions of the
-indexer's batch size. A cached index that has to be (re)built reuses that catch-up's file, so no
-index is built twice in a run; at 1M the build is timed but only compared with raw inserts when
-`--index-bench` names 1000000 (that adds about a minute and a half).
+fresh file, timed, against plain inserts of the same items (the rows that catch-up stored: same
+keys, texts and fields) into a plain FTS5 table in another fresh file (the baseline), and
+memoryd's own inserts of them (`Index.add`) beside, in transactions of the indexer's batch size.
+A cached index that has to be (re)built reuses that catch-up's file, so no index is built twice
+in a run; at 1M the build is timed but only compared with the inserts when `--index-bench`
+names 1000000 (that adds about two minutes).
 
 Recall: `queries.make` draws deterministic queries of 1, 3 and 8 words (rare, mixed, common,
 natural questions, known items; see `bench/queries.py`). After a warm-up, each query runs at
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--index-bench",
         default=INDEX_BENCH_DEFAULT,
-        help="sizes at which to time indexing against raw inserts (default %(default)s; "
+        help="sizes at which to time indexing against plain inserts (default %(default)s; "
         "'' for none)",
     )
     parser.add_argument(

@@ -19,7 +19,7 @@ from profiling import Profile
 
 NAMES = Names(agent="agent", owner="owner")
 KS = (5, 20)
-# The indexer commits every so many items; raw inserts do the same.
+# The indexer commits every so many items; the inserts it is timed against do the same.
 # `_BATCH` is private to `memoryd.indexer` (read here, never set): if it is renamed, the
 # benchmark falls back to 20,000 rather than failing.
 BATCH: int = getattr(indexer, "_BATCH", 20_000)
@@ -33,18 +33,25 @@ def log(message: str) -> None:
 
 @dataclass(frozen=True)
 class Indexing:
-    """Catch-up from scratch, and raw inserts of the same items into the same schema (None when
-    not measured): each the median of its repeats, in seconds."""
+    """Catch-up from scratch; plain inserts of the same items into a plain FTS5 table (`raw`,
+    the baseline) and memoryd's own inserts of them (`own`), None when not measured: each the
+    median of its repeats, in seconds."""
 
     items: int
     catch_up: float
     raw: float | None
     repeats: int
+    own: float | None = None
 
     @property
     def ratio(self) -> float:
-        """Catch-up throughput over raw-insert throughput."""
+        """Catch-up throughput over plain-insert throughput."""
         return float("nan") if self.raw is None else self.raw / self.catch_up
+
+    @property
+    def own_ratio(self) -> float:
+        """Catch-up throughput over the throughput of memoryd's own inserts."""
+        return float("nan") if self.own is None else self.own / self.catch_up
 
 
 @dataclass(frozen=True)

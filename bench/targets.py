@@ -9,7 +9,7 @@ from runs import KS, SizeResult
 SPEEDUP = 10.0  # 3- and 8-word queries at 100k and 1M: memoryd p95 <= raw p95 / SPEEDUP
 SPEEDUP_SIZES = (100_000, 1_000_000)
 ONE_WORD = 1.2  # 1-word queries: memoryd p50 and p95 <= ONE_WORD x raw's
-INDEXING = 0.5  # catch-up throughput >= INDEXING x raw inserts'
+INDEXING = 0.5  # catch-up throughput >= INDEXING x plain inserts'
 LIVE_MS = 30.0  # issue 24: 8-word queries at 1M items, memoryd p95 <= LIVE_MS, whatever raw's
 LIVE_SIZE = 1_000_000
 
@@ -81,7 +81,13 @@ def targets(results: list[SizeResult]) -> list[str]:
             verdict(
                 i.ratio >= INDEXING,
                 f"indexing at {i.items:,} items: catch-up {i.items / i.catch_up:,.0f} items/s >= "
-                f"{INDEXING:.0%} of raw inserts {i.items / raw:,.0f} items/s "
+                f"{INDEXING:.0%} of plain inserts {i.items / raw:,.0f} items/s "
                 f"(ratio {i.ratio:.2f})",
             )
+            if i.own is not None:
+                # What the baseline was until issue 24: memoryd's own inserts of the same items.
+                lines.append(
+                    f"ALSO  indexing at {i.items:,} items: against memoryd's own inserts "
+                    f"{i.items / i.own:,.0f} items/s: ratio {i.own_ratio:.2f}"
+                )
     return lines
