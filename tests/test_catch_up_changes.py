@@ -1,6 +1,8 @@
 """Every kind of change to the session logs, on real files, is told by the fast check
 (`changes`) as reading every log again would tell it: the catch-up that follows
-reads just the sessions changed, and leaves the index as a reindex from the logs would."""
+reads just the sessions changed, and leaves the index as a reindex from the logs would. Told of
+the sessions a change touched (`changes_of`, what the watcher's events name), the check says
+what it says of every session."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory.files import Memory
 from memoryd.reindex import reindex
-from memoryd.scan import changes
+from memoryd.scan import changes, changes_of
 
 NAMES = Names(agent="agent", owner="owner")
 LONG_AGO = 1_000_000_000 * 10**9
@@ -131,6 +133,23 @@ def test_each_change_is_told_and_read_as_a_reindex_reads_it(
             (row[0], "memory-tainted", *row[2:]) if row[0][:3] == "s2:" else row for row in rebuilt
         ]
     assert _items(index) == rebuilt
+
+
+@pytest.mark.parametrize("what", CHANGES)
+def test_each_change_is_told_of_the_sessions_it_touched_as_of_every_session(
+    home: Home, index: Index, what: str
+) -> None:
+    _home(home)
+    catch_up(index, home.sessions, NAMES)
+    change, touched = CHANGES[what]
+    change(home)
+    everywhere = list(changes(index, home.sessions))
+    assert list(changes_of(index, home.sessions, touched)) == sorted(everywhere)
+    # Named twice, with names that are no session's, and with sessions that did not change.
+    named = [*touched, *touched, "", "..", "s9", "s1", "s2", "s3"]
+    assert list(changes_of(index, home.sessions, named)) == sorted(everywhere)
+    untouched = {"s1", "s2", "s3"} - touched
+    assert not list(changes_of(index, home.sessions, untouched))
 
 
 def test_a_log_rewritten_to_its_size_is_read_again_once_its_folder_or_size_changes(
