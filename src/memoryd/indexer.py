@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import stat
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,73 +224,92 @@ class _Read:
     restarted: bool
 
 
+Writer = AbstractContextManager[object]
+"""What a catch-up holds while it writes (the daemon's lock on the index's writers): the logs
+are read before it is taken, so a reading waits for no other writer and holds up none."""
+
+
 def catch_up(
     index: Index,
     sessions: Path,
     names: Names,
     on_session: Callable[[], None] | None = None,
     changed: Iterable[Change] | None = None,
+    writer: Writer | None = None,
 ) -> CatchUp:
     """Index every finished turn written since the last catch-up; drop vanished sessions. Only
-    the sessions `changes` names are read (`changed`: what a scan made already gave), and
-    `on_session` is told after each."""
+    the sessions `changes` names are read (`changed`: what a scan made already gave, or
+    `changes_of` the sessions an event named), `writer` held only while each batch is written,
+    and `on_session` told after each."""
     found = sorted(changes(index, sessions) if changed is None else changed)
-    damage = dict(index.conn.execute("SELECT session, damage FROM logs WHERE damage IS NOT NULL"))
-    vanished = {change.session for change in found if change.folder_mtime is None}
+    vanished = [change.session for change in found if change.folder_mtime is None]
     read = added = batched = 0
     pending: list[_Read] = []
     for session, folder_mtime in found:
         if folder_mtime is None:
             continue
         state = index.log_state(session)
-        done = _read(index, sessions / session, state, names, folder_mtime)
-        pending.append(done)
-        damage.pop(session, None)
-        if done.state.damage:
-            damage[session] = done.state.damage
-        if done.state.damage and done.state.damage != (state and state.damage):
-            log.warning("session %s: %s", session, done.state.damage)
+        pending.append(_read(index, sessions / session, state, names, folder_mtime))
         read += 1
-        added += len(done.items)
-        batched += len(done.items)
+        batched += len(pending[-1].items)
         if batched >= _BATCH or len(pending) >= _SESSIONS:
-            _write(index, pending)
+            added += _write(index, sessions, names, pending, writer)
             pending, batched = [], 0
         if on_session is not None:
             on_session()
-    _write(index, pending)
+    added += _write(index, sessions, names, pending, writer)
     if vanished:
-        with index.writing():
+        with writer or nullcontext(), index.writing():
             for session in vanished:
-                index.remove_session(session)
-    damaged = {session: d for session, d in damage.items() if session not in vanished}
+                # Looked at again with the writers held: a folder made again since the scan is
+                # read by the catch-up its event wakes, and its items are not taken out here.
+                if _folder(sessions, session) is None:
+                    index.remove_session(session)
+    damaged = dict(index.conn.execute("SELECT session, damage FROM logs WHERE damage IS NOT NULL"))
     (folders,) = index.conn.execute("SELECT count(*) FROM logs").fetchone()
     return CatchUp(folders, read, added, damaged)
 
 
-def catch_up_session(index: Index, sessions: Path, session: str, names: Names) -> LogState | None:
+def catch_up_session(
+    index: Index, sessions: Path, session: str, names: Names, writer: Writer | None = None
+) -> LogState | None:
     """Bring one session's read state up to date as `catch_up` does (reading only what was
-    written since, indexing its new turns) and give it; None when `catch_up` would not read the
-    session: no folder, or a link or a file in its place. The caller serialises writers as it
-    does for `catch_up`; vanished sessions are left to `catch_up`."""
+    written since, indexing its new turns, `writer` held only to write them) and give it; None
+    when `catch_up` would not read the session: no folder, or a link or a file in its place.
+    Vanished sessions are left to `catch_up`."""
+    folder_mtime = _folder(sessions, session)
+    if folder_mtime is None:
+        return None
     folder = sessions / session
+    state = index.log_state(session)
+    if state is not None and _unchanged(folder, state, folder_mtime):
+        return state
+    _write(index, sessions, names, [_read(index, folder, state, names, folder_mtime)], writer)
+    return index.log_state(session)
+
+
+def _folder(sessions: Path, session: str) -> int | None:
+    # The mtime of the folder of `session` that `catch_up` reads; None for none there (or a link
+    # or a file in its place, or a name that is no session's: it could name a path elsewhere).
+    if not is_session_id(session):
+        return None
     try:
-        found = folder.lstat()
+        found = (sessions / session).lstat()
     except OSError:
         return None
-    if not stat.S_ISDIR(found.st_mode) or not is_session_id(session):
-        return None
-    state = index.log_state(session)
-    if state is not None and _unchanged(folder, state, found.st_mtime_ns):
-        return state
-    done = _read(index, folder, state, names, found.st_mtime_ns)
-    if done.state.damage and done.state.damage != (state and state.damage):
-        log.warning("session %s: %s", session, done.state.damage)
-    _write(index, [done])
-    return done.state
+    return found.st_mtime_ns if stat.S_ISDIR(found.st_mode) else None
 
 
 def _read(
+    index: Index, folder: Path, state: LogState | None, names: Names, folder_mtime: int
+) -> _Read:
+    done = _reading(index, folder, state, names, folder_mtime)
+    if done.state.damage and done.state.damage != (state and state.damage):
+        log.warning("session %s: %s", folder.name, done.state.damage)
+    return done
+
+
+def _reading(
     index: Index, folder: Path, state: LogState | None, names: Names, folder_mtime: int
 ) -> _Read:
     fresh = _fresh(folder.name, folder_mtime)
@@ -310,19 +330,30 @@ def _read(
     return _Read(state, *done, restarted=True)
 
 
-def _write(index: Index, pending: list[_Read]) -> None:
+def _write(
+    index: Index, sessions: Path, names: Names, pending: list[_Read], writer: Writer | None
+) -> int:
+    # The sessions read, written in one transaction with `writer` held; how many items.
     if not pending:
-        return
-    with index.writing():
-        items: list[Item] = []
+        return 0
+    items: list[Item] = []
+    with writer or nullcontext(), index.writing():
         for done in pending:
-            if index.log_state(done.state.session) != done.before:
-                # Another process indexed this session since we read its state: its write
-                # stands, and ours would add the same items again.
-                continue
+            session = done.state.session
+            now = index.log_state(session)
+            if now != done.before:
+                # Another writer (a request's catch-up, another process) indexed this session
+                # since it was read: its write stands, and what was written since is read on
+                # from it here, with the writers held (only what came after, a turn or so).
+                folder = sessions / session
+                folder_mtime = _folder(sessions, session)
+                if folder_mtime is None or (now and _unchanged(folder, now, folder_mtime)):
+                    continue
+                done = _read(index, folder, now, names, folder_mtime)
             if done.restarted:
-                index.remove_session(done.state.session)
+                index.remove_session(session)
             items += done.items
             index.save_log_state(done.state)
         # Added at once: each `add` writes a full-text segment of its own.
         index.add(items)
+    return len(items)
