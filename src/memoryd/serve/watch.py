@@ -60,7 +60,7 @@ def _woken(service: Service, wakes: Iterable[bool]) -> None:
 
 def _inotify(watched: Watched, stop: threading.Event) -> Iterator[bool]:
     while not stop.is_set():
-        yield watched.wait(WAKE)
+        yield watched.wait(WAKE) is not None
 
 
 def _watchfiles(sessions: Path, stop: threading.Event) -> Iterator[bool]:
