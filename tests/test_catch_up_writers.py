@@ -1,11 +1,14 @@
 """A catch-up reads the logs with no writer held and holds the writers only to write what it
 read (`indexer.Writer`): a session another writer indexed meanwhile is read on from that
 writer's state, so nothing is indexed twice and nothing written meanwhile waits for an event; a
-session the scan found gone but made again since keeps its items."""
+session the scan found gone but made again since keeps its items. A recall, an append and the
+block read their own session's log alone, never the whole home."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.scan import Change, changes
+from memoryd.serve.service import Service
 
 NAMES = Names(agent="agent", owner="owner")
 
@@ -131,3 +135,45 @@ def test_a_session_found_gone_and_made_again_before_the_write_keeps_its_items(
     (home.sessions / "s1").rmdir()
     catch_up(index, home.sessions, NAMES, changed=[Change("s1", None)])
     assert _indexed(index) == ([], [])
+
+
+@contextmanager
+def _service(home: Home) -> Iterator[Service]:
+    service = Service.open(home)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def _keys(service: Service) -> set[str]:
+    rows = service.indexes.index.conn.execute("SELECT key FROM items").fetchall()
+    return {key for (key,) in rows}
+
+
+def test_a_recall_an_append_and_the_block_read_their_own_session_alone(home: Home) -> None:
+    with _service(home) as service:
+        write_log(home, "s1", turn("heron one", "r1"))
+        write_log(home, "s2", turn("heron two", "r2"))
+        assert service.begin_recall("heron", 5, "s1")().text.startswith("[1] ")
+        assert _keys(service) == {"s1:1:user", "s1:1:reply"}  # s2's turn is the watcher's
+        service.append("s3", turn("heron three", "r3"))
+        assert _keys(service) == {"s1:1:user", "s1:1:reply", "s3:1:user", "s3:1:reply"}
+        service.block("s2")
+        assert len(_keys(service)) == 6
+
+
+def test_a_recall_naming_a_caught_up_session_takes_no_writer(home: Home) -> None:
+    write_log(home, "s1", turn("heron one", "r1"))
+    with _service(home) as service:
+        answers: list[str] = []
+
+        def recall() -> None:
+            answers.append(service.begin_recall("heron", 5, "s1")().text)
+            service.close()
+
+        with service.indexes.writer:  # a long write: a merge, a catch-up of a copied home
+            recalling = threading.Thread(target=recall)
+            recalling.start()
+            recalling.join(timeout=30)  # a bound of a hang, not of a time
+            assert answers and answers[0].startswith("[1] ")

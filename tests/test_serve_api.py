@@ -139,11 +139,15 @@ def test_a_bug_is_500_with_only_a_trace_id(caplog: pytest.LogCaptureFixture) -> 
 
 
 def test_every_answer_that_carries_memory_carries_its_label(home: Home, api: TestClient) -> None:
+    # Each append indexes its own session (the others are the watcher's, not running here).
     web = {"type": "tool_result", "name": "web", "text": "", "untrusted": True}
-    write_log(home, "s1", [web, *turn("the lighthouse keeper", "noted")])
-    write_log(home, "s2", [{"type": "session", "class": "secret"}, *turn("vault code", "ok")])
-    records = {"records": turn("the lighthouse at dawn", "lovely")}
-    assert api.post("/v1/sessions/s3/records", json=records).json() == {"appended": 2}
+    for session, records in (
+        ("s1", [web, *turn("the lighthouse keeper", "noted")]),
+        ("s2", [{"type": "session", "class": "secret"}, *turn("vault code", "ok")]),
+        ("s3", turn("the lighthouse at dawn", "lovely")),
+    ):
+        answer = api.post(f"/v1/sessions/{session}/records", json={"records": records})
+        assert answer.json() == {"appended": len(records)}
     found = api.post("/v1/recall", json={"query": "lighthouse"}).json()
     assert (found["class"], found["untrusted"]) == ("private", True)
     found = api.post("/v1/recall", json={"query": "vault"}).json()

@@ -346,7 +346,7 @@ def test_an_append_or_edit_written_is_answered_though_the_index_then_fails(
     def index_full(*_: Any, **__: Any) -> Any:
         raise IndexFullError("no space left on the device holding the index: free some space")
 
-    monkeypatch.setattr(service_module, "catch_up", index_full)
+    monkeypatch.setattr(service_module, "catch_up_session", index_full)
     monkeypatch.setattr(service_module, "index_dropped", index_full)
     appended = api.post(RECORDS.format("s1"), json={"records": turn("otter", "reply")})
     assert appended.json() == {"appended": 2}

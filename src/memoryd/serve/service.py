@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -34,7 +34,6 @@ from memoryd.index import Index
 from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session
 from memoryd.items import LogState
 from memoryd.labels import DataClass, Label
-from memoryd.logfiles import epoch_logs
 from memoryd.memory.block import memory_block
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, model
@@ -42,7 +41,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.scan import changes
+from memoryd.scan import changes, changes_of
 from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
@@ -146,11 +145,11 @@ class Service:
     def read_index(self, read: Callable[[Index], T], session: str | None = None) -> T:
         """`read` of this thread's index, as the API's readers read it: refused while a damaged
         index is rebuilt, and a damaged one it finds rebuilt (the owner's window reads so).
-        With `session`, the index has its last turn first: a loop may recall right after
-        writing it, before the watcher wakes."""
+        With `session`, the index has its last turn first (its log alone caught up): a loop may
+        recall right after writing it, before the watcher wakes."""
         with self.indexes.guarded():
-            if session is not None and self._behind(session):
-                self.catch_up()
+            if session is not None:
+                self.state_of(session)
             return read(self.indexes.index)
 
     def _index_written(self, what: str, index: Callable[[], object]) -> None:
@@ -163,12 +162,18 @@ class Service:
         except MemorydError as e:
             log.warning("%s is written; indexing it waits for the next catch-up: %s", what, e)
 
-    def catch_up(self) -> CatchUp:
-        """Index the turns written since the last catch-up and the entries dropped since the
-        index last read the journal."""
-        with self.indexes.guarded(), self.indexes.writer:
-            done = catch_up(self.indexes.index, self.home.sessions, self.names)
-            index_dropped(self.indexes.index, self.memory.journal)
+    def catch_up(self, sessions: Iterable[str] | None = None) -> CatchUp:
+        """Index the turns written since the last catch-up, in every session or in `sessions`
+        alone (those the watcher's events named), and the entries dropped since the index last
+        read the journal. The logs are looked at and read with no writer held: the writers wait
+        only while what was read is written (`indexer.Writer`)."""
+        with self.indexes.guarded():
+            index = self.indexes.index
+            named = None if sessions is None else changes_of(index, self.home.sessions, sessions)
+            writer = self.indexes.writer
+            done = catch_up(index, self.home.sessions, self.names, changed=named, writer=writer)
+            with writer:
+                index_dropped(index, self.memory.journal)
         return done
 
     def tidy(self, now: float | None = None) -> None:
@@ -222,27 +227,14 @@ class Service:
 
         return finish
 
-    def _behind(self, session: str) -> bool:
-        # One stat and one row: cheap enough for every recall, unlike a whole catch-up.
-        if not is_session_id(session):
-            return False
-        logs = epoch_logs(self.home.sessions, session)
-        if not logs:
-            return False
-        epoch, path = logs[-1]
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return False
-        state = self.indexes.index.log_state(session)
-        return state is None or (state.epoch, state.size) != (epoch, size)
-
     def state_of(self, session: str) -> LogState | None:
-        """`session`'s read state, brought up to date for it alone (its new turns indexed), as
-        the block and the edits read its trust; IndexStoreError while the index is rebuilt
-        (`trust` then reads the log)."""
-        with self.indexes.guarded(), self.indexes.writer:
-            return catch_up_session(self.indexes.index, self.home.sessions, session, self.names)
+        """`session`'s read state, brought up to date for it alone (its new turns indexed, the
+        writers held only to write them), as a recall naming it has it and as the block and the
+        edits read its trust; IndexStoreError while the index is rebuilt (`trust` then reads the
+        log)."""
+        with self.indexes.guarded():
+            index, writer = self.indexes.index, self.indexes.writer
+            return catch_up_session(index, self.home.sessions, session, self.names, writer)
 
     def block(self, session: str | None) -> Labelled:
         """The memory block for `session`'s class."""
@@ -297,7 +289,7 @@ class Service:
         lines = checked(records)
         with self._appending:
             append_lines(self.home.sessions, session, lines)
-        self._index_written(f"the append to session {session}", self.catch_up)
+        self._index_written(f"the append to session {session}", lambda: self.state_of(session))
         return len(lines)
 
     def status(self) -> dict[str, Any]:
