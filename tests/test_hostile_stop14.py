@@ -40,7 +40,7 @@ def _command(home: Home) -> None:
 def _watcher(home: Home) -> None:
     service = Service.open(home)
     try:
-        watch.catch_up(service, changed=False)
+        watch.catch_up(service)
     finally:
         service.close()
 

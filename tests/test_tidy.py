@@ -70,7 +70,8 @@ def service(home: Home) -> Iterator[Service]:
 def _watcher(home: Home, service: Service) -> Callable[[int], None]:
     def write(n: int) -> None:
         _a_turn(home, n)
-        watch.catch_up(service, changed=n % 2 == 0)
+        # A sweep, and a wake naming the session written to, in turn.
+        watch.catch_up(service, None if n % 2 == 0 else frozenset({f"s{n % 3}"}))
 
     return write
 
@@ -122,7 +123,7 @@ def test_no_recall_append_edit_or_block_merges_the_watcher_does(
     assert segments.count(index) == 6
     assert service.append("s2", turn("a kingfisher about kites", "noted")) == 2
     assert segments.count(index) == 7
-    watch.catch_up(service, changed=False)
+    watch.catch_up(service)
     assert segments.count(index) == 1
 
 

@@ -114,6 +114,6 @@ def serve(
             if address is None:
                 path.unlink(missing_ok=True)
             # The last turns written before the signal are indexed before the daemon goes.
-            catch_up(service, changed=True)
+            catch_up(service)
             service.close()
             log.info("stopped")

@@ -41,7 +41,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.scan import changes, changes_of
+from memoryd.scan import changes_of
 from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
@@ -189,20 +189,6 @@ class Service:
             with self.indexes.writer:
                 worked = step(index, whole)
             self.merging.stepped(index, worked)
-
-    def catch_up_changed(self) -> None:
-        """`catch_up` of the sessions one scan finds changed; the scan (two stats a session) runs
-        before the writers are held, so no append waits for it. The journal's new lines are
-        indexed either way."""
-        with self.indexes.guarded():
-            changed = list(changes(self.indexes.index, self.home.sessions))
-        with self.indexes.guarded(), self.indexes.writer:
-            # A session another writer read since the scan is read on from its new state:
-            # nothing is indexed twice, and what it wrote meanwhile waits for the next scan.
-            if changed:
-                catch_up(self.indexes.index, self.home.sessions, self.names, changed=changed)
-            index_dropped(self.indexes.index, self.memory.journal)
-        self.memory_damaged()
 
     def memory_damaged(self) -> dict[str, str]:
         """The damaged lines of the journal and `forgotten.jsonl` (status's `memory_damaged`);

@@ -305,7 +305,7 @@ def build(service: Service, keys: Keys) -> Starlette:
 
 def _undo(service: Service, line: int) -> None:
     memory_page.undone(service.memory, line)
-    service.catch_up_changed()
+    service.catch_up()
 
 
 async def _refused(_: Request, e: Exception) -> Response:
