@@ -20,7 +20,7 @@ from memoryd.index import Index
 from memoryd.items import Item, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.rewrites import Ended, Mark, Rewritten
-from memoryd.scan import Change, changes
+from memoryd.scan import Change, changes, changes_of
 from memoryd.session_ids import is_session_id
 from memoryd.sessions import Progress, Turn
 
@@ -238,10 +238,34 @@ def catch_up(
     writer: Writer | None = None,
 ) -> CatchUp:
     """Index every finished turn written since the last catch-up; drop vanished sessions. Only
-    the sessions `changes` names are read (`changed`: what a scan made already gave, or
-    `changes_of` the sessions an event named), `writer` held only while each batch is written,
-    and `on_session` told after each."""
+    the sessions `changes` names are read (`changed`: what a scan made already gave), `writer`
+    held only while each batch is written, and `on_session` told after each."""
     found = sorted(changes(index, sessions) if changed is None else changed)
+    read, added = _caught_up(index, sessions, names, found, on_session, writer)
+    damaged = dict(index.conn.execute("SELECT session, damage FROM logs WHERE damage IS NOT NULL"))
+    (folders,) = index.conn.execute("SELECT count(*) FROM logs").fetchone()
+    return CatchUp(folders, read, added, damaged)
+
+
+def catch_up_named(
+    index: Index, sessions: Path, names: Names, named: Iterable[str], writer: Writer | None = None
+) -> int:
+    """`catch_up` of the sessions `named` alone (those the watcher's events named, looked at as
+    `changes_of` does), nothing counted over the home: its cost is theirs. How many items it
+    indexed."""
+    found = sorted(changes_of(index, sessions, named))
+    return _caught_up(index, sessions, names, found, None, writer)[1]
+
+
+def _caught_up(
+    index: Index,
+    sessions: Path,
+    names: Names,
+    found: list[Change],
+    on_session: Callable[[], None] | None,
+    writer: Writer | None,
+) -> tuple[int, int]:
+    # The sessions `found` read, written and removed; how many were read, and items indexed.
     vanished = [change.session for change in found if change.folder_mtime is None]
     read = added = batched = 0
     pending: list[_Read] = []
@@ -265,9 +289,7 @@ def catch_up(
                 # read by the catch-up its event wakes, and its items are not taken out here.
                 if _folder(sessions, session) is None:
                     index.remove_session(session)
-    damaged = dict(index.conn.execute("SELECT session, damage FROM logs WHERE damage IS NOT NULL"))
-    (folders,) = index.conn.execute("SELECT count(*) FROM logs").fetchone()
-    return CatchUp(folders, read, added, damaged)
+    return read, added
 
 
 def catch_up_session(
