@@ -31,7 +31,7 @@ from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
 from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
 from memoryd.index import Index
-from memoryd.indexer import CatchUp, Names, catch_up, catch_up_session
+from memoryd.indexer import Names, catch_up, catch_up_named, catch_up_session
 from memoryd.items import LogState
 from memoryd.labels import DataClass, Label
 from memoryd.memory.block import memory_block
@@ -41,7 +41,6 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.scan import changes_of
 from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.indexes import Indexes
@@ -162,19 +161,19 @@ class Service:
         except MemorydError as e:
             log.warning("%s is written; indexing it waits for the next catch-up: %s", what, e)
 
-    def catch_up(self, sessions: Iterable[str] | None = None) -> CatchUp:
+    def catch_up(self, sessions: Iterable[str] | None = None) -> None:
         """Index the turns written since the last catch-up, in every session or in `sessions`
         alone (those the watcher's events named), and the entries dropped since the index last
         read the journal. The logs are looked at and read with no writer held: the writers wait
         only while what was read is written (`indexer.Writer`)."""
         with self.indexes.guarded():
-            index = self.indexes.index
-            named = None if sessions is None else changes_of(index, self.home.sessions, sessions)
-            writer = self.indexes.writer
-            done = catch_up(index, self.home.sessions, self.names, changed=named, writer=writer)
+            index, writer = self.indexes.index, self.indexes.writer
+            if sessions is None:
+                catch_up(index, self.home.sessions, self.names, writer=writer)
+            else:
+                catch_up_named(index, self.home.sessions, self.names, sessions, writer)
             with writer:
                 index_dropped(index, self.memory.journal)
-        return done
 
     def tidy(self, now: float | None = None) -> None:
         """A step of merge work on the index's full-text segments (`segments.step`): the
