@@ -34,6 +34,7 @@ from memoryd.serve.watch import (
     _period,
     _watchfiles,
     _woken,
+    named,
     watch,
 )
 
@@ -108,6 +109,19 @@ def test_on_a_system_without_inotify_watchfiles_names_the_session_changed(home: 
     finally:
         stop.set()
         wakes.close()
+
+
+def test_watchfiles_paths_name_their_session_folders_and_any_other_is_lost(home: Home) -> None:
+    sessions = home.sessions
+    paths = [
+        f"{sessions}/s1/0.jsonl",
+        f"{sessions}/s1/1.jsonl",
+        f"{sessions}/s2",
+        f"{sessions}/s3/a/b",
+    ]
+    assert named(sessions, paths) == Wake(frozenset({"s1", "s2", "s3"}))
+    assert named(sessions, [*paths, str(sessions)]) == Wake(frozenset({"s1", "s2", "s3"}), True)
+    assert named(sessions, [str(home.root / "elsewhere")]) == Wake(frozenset(), True)
 
 
 def _keys(service: Service) -> set[str]:
