@@ -52,7 +52,7 @@ NAMES = Names(agent="agent", owner="owner")
 QUERY = "garden plans"
 
 OWN_WORK = (
-    "import sys; from memoryd.start import frozen_imports\n"
+    "import sys; from memoryd.frozen import frozen_imports\n"
     "with frozen_imports(): import memoryd.cli as c\n"
     "c.serves = lambda home: False; c.catch_up = lambda index, sessions, names: None; "
     "sys.argv = ['memoryd', *sys.argv[1:]]; c.main()"

@@ -27,6 +27,7 @@ from memoryd.errors import (
     NoSpaceError,
     disk_problem,
 )
+from memoryd.frozen import frozen_imports
 from memoryd.home import Home, resolve
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
@@ -36,7 +37,6 @@ from memoryd.recall import K_DEFAULT, K_MAX, recall
 from memoryd.reindex import reindex
 from memoryd.secrets import redact
 from memoryd.serve.client import serves
-from memoryd.start import frozen_imports
 
 T = TypeVar("T")
 

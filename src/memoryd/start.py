@@ -1,26 +1,10 @@
-"""How a `memoryd` process starts: its modules imported with the cyclic GC off, then frozen out
-of the GC's sight, since module-level objects live as long as the process."""
+"""How a `memoryd` process starts: the CLI imported with the cyclic GC off, then frozen out of
+the GC's sight (`frozen`), then run. Nothing of memoryd imports this module but `__main__`: the
+entry point is a leaf, and the CLI never reaches back to it."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
-
-
-@contextlib.contextmanager
-def frozen_imports() -> Iterator[None]:
-    """Imports made inside run with the cyclic GC off, and what they made is then frozen out of
-    its sight (`gc.freeze`); the GC is on again after."""
-    # An import makes objects that live as long as the process (the MCP SDK's builds about 550
-    # pydantic models): the GC scanned them again and again while they were made, and its later
-    # full collections scanned them all again (docs/architecture.md, "where a user waits").
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
+from memoryd.frozen import frozen_imports
 
 
 def main() -> None:
