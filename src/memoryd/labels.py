@@ -74,3 +74,23 @@ class Label:
         for data_class, untrusted in parts:
             label = label.join(cls(data_class, untrusted))
         return label
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Text that carries memory, with its label as the API spells it: what `recall` and the
+    block answer, through the daemon or from `Service`."""
+
+    text: str
+    data_class: str
+    untrusted: bool
+
+    @classmethod
+    def of(cls, text: str, label: Label) -> Labelled:
+        """The text with `label` spelled as the API spells it."""
+        return cls(text, label.data_class.value, label.untrusted)
+
+    @property
+    def label(self) -> Label:
+        """The label it carries."""
+        return Label(DataClass(self.data_class), self.untrusted)

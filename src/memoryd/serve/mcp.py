@@ -34,10 +34,11 @@ from pydantic import ValidationError
 
 from memoryd.errors import DaemonError, MemorydError
 from memoryd.home import Home
+from memoryd.labels import Labelled
 from memoryd.memory.journal import Op
 from memoryd.serve.client import Client
 from memoryd.serve.footprint import recalled
-from memoryd.serve.service import Edited, Labelled, Service
+from memoryd.serve.service import Edited, Service
 from memoryd.serve.stdio import held
 from memoryd.serve.tools import shown, tools
 

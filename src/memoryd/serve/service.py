@@ -33,7 +33,7 @@ from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_named, catch_up_session
 from memoryd.items import LogState
-from memoryd.labels import DataClass, Label
+from memoryd.labels import DataClass, Labelled
 from memoryd.memory.block import memory_block
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, model
@@ -56,20 +56,6 @@ def _logged(message: str) -> None:
 
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Labelled:
-    """Text that carries memory, with its label: what `recall` and the block answer."""
-
-    text: str
-    data_class: str
-    untrusted: bool
-
-    @classmethod
-    def of(cls, text: str, label: Label) -> Labelled:
-        """The text with `label` spelled as the API spells it."""
-        return cls(text, label.data_class.value, label.untrusted)
 
 
 @dataclass(frozen=True)
