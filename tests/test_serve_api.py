@@ -191,7 +191,7 @@ def test_the_tools_and_the_openapi_are_published(api: TestClient) -> None:
 
 
 def test_the_typed_client_gives_answers_and_refusals(home: Home, api: TestClient) -> None:
-    client = Client(api, "test")
+    client = Client.of(api, "test")
     assert client.health()
     assert client.append("s1", turn("narwhal", "tusk")) == 2
     assert client.recall("narwhal", 1, "s1").text.endswith("narwhal")

@@ -1,8 +1,9 @@
 """`memoryd mcp` over stdio when a daemon serves the home: a bridge, not a server. Each JSON-RPC
 message read from stdin is sent to the daemon's `POST /v1/mcp/<session>` (`serve.mcp_route`,
 the very server `serve.mcp` builds, with the SDK the daemon has loaded), and its answer is
-written to stdout as one line. This process imports neither the MCP SDK nor pydantic nor httpx:
-an MCP client's session starts in the time of the CLI's own start.
+written to stdout as one line. This process imports neither the MCP SDK nor pydantic nor an
+HTTP client (`serve.exchange`): an MCP client's session starts in the time of the CLI's own
+start.
 
 - The session is `--session`, fixed for the process: it is the path the bridge posts to, and
   nothing read from stdin changes it.
@@ -22,35 +23,19 @@ an MCP client's session starts in the time of the CLI's own start.
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import os
-import socket
 import sys
 from typing import Any, BinaryIO
 
 from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.serve.client import TIMEOUT
+from memoryd.serve.exchange import Unanswered, Unreached, exchange, request
 from memoryd.serve.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, is_request_id
 
 INTERRUPTED = 130
 """The exit status on Ctrl-C, as the CLI's."""
-
-
-class _Unix(http.client.HTTPConnection):
-    """HTTP over the daemon's Unix socket."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__("memoryd", timeout=TIMEOUT)
-        self.path = path
-
-    def connect(self) -> None:
-        """Connect to the socket instead of a TCP address."""
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
 
 
 def reaches(home: Home, session: str) -> bool:
@@ -108,31 +93,20 @@ def _parsed(line: str) -> dict[str, Any] | None:
 def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[int, bytes]:
     """The daemon's status and body for one message; `DaemonError` (status 0) when it did not
     answer: stopped, or killed, mid-session."""
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "Connection": "close",
-    }
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if version is not None:
         headers["MCP-Protocol-Version"] = version
-    connection = _Unix(where)
     try:
-        # A body over the daemon's limit is refused before it is all read: the send breaks, and
-        # the refusal is waiting to be read.
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            connection.request("POST", f"/v1/mcp/{session}", body, headers)
-        response = connection.getresponse()
-        return response.status, response.read()
-    except (OSError, http.client.HTTPException) as e:
+        found = exchange(where, request("POST", f"/v1/mcp/{session}", body, headers), TIMEOUT)
+    except (Unreached, Unanswered) as e:
         raise DaemonError(
-            f"the daemon serving the home is not answering on {where} ({type(e).__name__}): "
+            f"the daemon serving the home is not answering on {where} ({e}): "
             "start it again with `memoryd serve`; a call it was answering when it went away may "
             "or may not have been done",
             "unreachable",
             0,
         ) from None
-    finally:
-        connection.close()
+    return found.status, found.body
 
 
 def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[str, Any] | None:

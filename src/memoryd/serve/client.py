@@ -1,5 +1,6 @@
-"""The one typed client to the daemon, over its Unix socket (or TCP with a token, or any httpx
-transport, such as `httpx.ASGITransport` in-process).
+"""The one typed client to the daemon, over its Unix socket (`serve.exchange`: the standard
+library's socket alone, so a command loads no HTTP client to ask it), or TCP with a token, or an
+httpx client given (such as `httpx.ASGITransport` in-process, in tests).
 
 A refusal comes back as `DaemonError` with the daemon's error code, HTTP status and message; a
 daemon that cannot be reached is `DaemonError` with status 0 and a message saying to start it.
@@ -9,45 +10,79 @@ Its answers are the same values `Service` gives, so `memoryd mcp` can use either
 from __future__ import annotations
 
 import json
-import socket
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import DaemonError
 from memoryd.home import Home
+from memoryd.labels import Labelled
+from memoryd.serve.exchange import Unanswered, Unreached, exchange, request
 
-if TYPE_CHECKING:  # httpx and the service load when a client is made: `serves` needs neither
-    from collections.abc import Callable
-
+if TYPE_CHECKING:  # httpx and the service load when they are used: the CLI's recall needs neither
     import httpx
 
     from memoryd.forget.run import Asked, Done, Shown
     from memoryd.memory.journal import Op
-    from memoryd.serve.service import Edited, Labelled
+    from memoryd.serve.service import Edited
 
 TIMEOUT = 30.0
+"""How long a request to the daemon may take, in seconds, its answer included."""
 
 HEALTH_TIMEOUT = 1.0
 """How long `serves` waits for a daemon's health answer, in seconds, before saying none serves."""
+
+HEALTH_LIMIT = 1 << 16
+"""The most bytes of a health answer `serves` reads."""
+
+Send = Callable[[str, str, bytes | None], tuple[int, bytes]]
+"""One request (method, path with its query, JSON body) to the daemon: its status and body, or
+`Unreached` (nothing sent) or `Unanswered` (sent, no answer)."""
 
 
 class Client:
     """A connection to one daemon; use it as a context manager or call `close`."""
 
-    def __init__(self, http: httpx.Client, where: str, socket: Path | None = None) -> None:
-        self.http = http
+    def __init__(
+        self,
+        send: Send,
+        where: str,
+        socket: Path | None = None,
+        close: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.send = send
         self.where = where
         self.socket = socket
+        self._close = close
 
     @classmethod
     def unix(cls, home: Home) -> Client:
         """The daemon serving `home`, through `<home>/memoryd.sock`."""
+        path = home.root / "memoryd.sock"
+
+        def send(method: str, target: str, body: bytes | None) -> tuple[int, bytes]:
+            headers = {"Content-Type": "application/json"} if body is not None else {}
+            found = exchange(str(path), request(method, target, body, headers), TIMEOUT)
+            return found.status, found.body
+
+        return cls(send, str(path), path)
+
+    @classmethod
+    def of(cls, http: httpx.Client, where: str) -> Client:
+        """The daemon `http` reaches (its base URL, its headers), shown as `where`."""
         import httpx
 
-        path = home.root / "memoryd.sock"
-        transport = httpx.HTTPTransport(uds=str(path))
-        http = httpx.Client(transport=transport, base_url="http://memoryd", timeout=TIMEOUT)
-        return cls(http, str(path), path)
+        def send(method: str, target: str, body: bytes | None) -> tuple[int, bytes]:
+            headers = {"Content-Type": "application/json"} if body is not None else {}
+            try:
+                response = http.request(method, target, content=body, headers=headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+                raise Unreached(str(e)) from e
+            except httpx.TransportError as e:
+                raise Unanswered(type(e).__name__) from e
+            return response.status_code, response.content
+
+        return cls(send, where, close=http.close)
 
     @classmethod
     def tcp(cls, url: str, token: str) -> Client:
@@ -74,7 +109,7 @@ class Client:
                 0,
             )
         headers = {"Authorization": f"Bearer {token}"}
-        return cls(httpx.Client(base_url=parsed, headers=headers, timeout=TIMEOUT), str(parsed))
+        return cls.of(httpx.Client(base_url=parsed, headers=headers, timeout=TIMEOUT), str(parsed))
 
     def __enter__(self) -> Client:
         return self
@@ -84,7 +119,7 @@ class Client:
 
     def close(self) -> None:
         """Close the connection."""
-        self.http.close()
+        self._close()
 
     def _unreachable(self, why: object) -> DaemonError:
         return DaemonError(
@@ -93,43 +128,54 @@ class Client:
             0,
         )
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        import httpx
-
-        # No socket, no daemon: said without a connect (httpcore leaks a failed one's socket).
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        # No socket, no daemon: said without a connect.
         if self.socket is not None and not self.socket.exists():
             raise self._unreachable("no socket")
+        if params:
+            from urllib.parse import urlencode
+
+            path = f"{path}?{urlencode(params)}"
+        # ASCII escapes: a lone surrogate in a field is sent as JSON, not a UnicodeEncodeError.
+        body = None if json_body is None else json.dumps(json_body).encode()
         try:
-            response = self.http.request(method, path, **kwargs)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            status, raw = self.send(method, path, body)
+        except Unreached as e:
             raise self._unreachable(e) from e
-        except httpx.TransportError as e:
+        except Unanswered as e:
             # Asked, then no answer: the daemon may have done it (a forget it began is
             # finished when it starts again), so "start it" alone would say nothing was done.
             raise DaemonError(
-                f"memoryd at {self.where} gave no answer ({type(e).__name__}): what was asked "
+                f"memoryd at {self.where} gave no answer ({e}): what was asked "
                 "may or may not have been done; `memoryd status` says whether it is serving, "
                 "`memoryd serve` starts it again",
                 "unreachable",
                 0,
             ) from e
         try:
-            body = response.json()
+            found = json.loads(raw)
         except ValueError:
-            body = None
-        if response.is_error:
-            found = body.get("error") if isinstance(body, dict) else None
-            if isinstance(found, dict):
-                code, message = str(found.get("code")), str(found.get("message"))
+            found = None
+        if status >= 400:
+            error = found.get("error") if isinstance(found, dict) else None
+            if isinstance(error, dict):
+                code, message = str(error.get("code")), str(error.get("message"))
             else:
-                code, message = "http", response.text[:200]
-            raise DaemonError(message, code, response.status_code)
-        return body
+                code, message = "http", raw.decode("utf-8", "replace")[:200]
+            raise DaemonError(message, code, status)
+        return found
 
     def recall(self, query: str, k: int = 5, session: str | None = None) -> Labelled:
         """The model's `recall`."""
         body = {"query": query, "k": k, "session": session}
-        return _labelled(self._call("POST", "/v1/recall", json=body))
+        return _labelled(self._call("POST", "/v1/recall", json_body=body))
 
     def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
         """`recall`, as the MCP server calls it (`serve.mcp.Backend`): answered at once, by the
@@ -156,7 +202,7 @@ class Client:
         exactly one, or the daemon refuses it (422)."""
         body: dict[str, Any] = {"op": str(op), "file": file, "text": text, "old": old}
         body.update(_who(session, as_owner))
-        done = self._call("POST", "/v1/memory", json=body)
+        done = self._call("POST", "/v1/memory", json_body=body)
         from memoryd.serve.service import Edited
 
         return Edited(int(done["line"]), str(done["op"]), str(done["file"]), str(done["usage"]))
@@ -171,7 +217,7 @@ class Client:
 
     def append(self, session: str, records: list[dict[str, Any]]) -> int:
         """Append records to a session's log; the daemon indexes them before answering."""
-        done = self._call("POST", f"/v1/sessions/{session}/records", json={"records": records})
+        done = self._call("POST", f"/v1/sessions/{session}/records", json_body={"records": records})
         return int(done["appended"])
 
     def forget_preview(self, request: Asked) -> list[Shown]:
@@ -179,14 +225,14 @@ class Client:
         from memoryd.forget.run import Shown
 
         body = {**_forget_body(request), "dry_run": True}
-        found = self._call("POST", "/v1/forget", json=body)["shown"]
+        found = self._call("POST", "/v1/forget", json_body=body)["shown"]
         return [Shown(str(s["key"]), str(s["text"])) for s in found]
 
     def forget(self, request: Asked) -> Done:
         """The owner's forget, for good: what it forgot, by key."""
         from memoryd.forget.run import Done
 
-        done = self._call("POST", "/v1/forget", json=_forget_body(request))
+        done = self._call("POST", "/v1/forget", json_body=_forget_body(request))
         return Done(int(done["id"]), str(done["kind"]), tuple(map(str, done["forgotten"])))
 
     def status(self) -> dict[str, Any]:
@@ -201,8 +247,6 @@ class Client:
     def health(self) -> bool:
         """Whether the daemon answers: False when none can be reached (no socket, a stale one,
         nothing listening). A daemon that answers with an error (a wrong token) still raises."""
-        if self.socket is not None and not _listening(self.socket):
-            return False
         try:
             return bool(self._call("GET", "/v1/health")["ok"])
         except DaemonError as e:
@@ -224,36 +268,21 @@ class Client:
 def serves(home: Home, timeout: float = HEALTH_TIMEOUT) -> bool:
     """Whether a daemon serves `home` on `<home>/memoryd.sock`, answering `GET /v1/health` with
     `{"ok": true}` within `timeout`: what `Client.unix(home).health()` says, in about a
-    millisecond and without loading the HTTP client (the CLI asks it before every catch-up)."""
-    request = b"GET /v1/health HTTP/1.1\r\nHost: memoryd\r\nConnection: close\r\n\r\n"
-    answer = b""
+    millisecond and without waiting longer for a daemon too busy to answer (the CLI asks it
+    before every command that a daemon may answer or catch up for it)."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-            probe.settimeout(timeout)
-            probe.connect(str(home.root / "memoryd.sock"))
-            probe.sendall(request)
-            while len(answer) < 1 << 16 and (chunk := probe.recv(4096)):
-                answer += chunk
-    except OSError:  # no socket, a stale one, a path too long, a daemon too slow to answer
+        found = exchange(
+            str(home.root / "memoryd.sock"), request("GET", "/v1/health"), timeout, HEALTH_LIMIT
+        )
+    except (Unreached, Unanswered):  # no socket, a stale one, a daemon too slow to answer
         return False
-    head, _, body = answer.partition(b"\r\n\r\n")
-    if not head.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")):
+    if found.status != 200:
         return False
     try:
-        found = json.loads(body)
+        said = json.loads(found.body)
     except ValueError:
         return False
-    return isinstance(found, dict) and found.get("ok") is True
-
-
-def _listening(path: Path) -> bool:
-    # A connect of our own first: httpcore leaks the socket of a failed Unix connect, and a
-    # stale socket file (a daemon killed) is there but refuses.
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        try:
-            return probe.connect_ex(str(path)) == 0
-        except OSError:  # a path too long for a Unix socket
-            return False
+    return isinstance(said, dict) and said.get("ok") is True
 
 
 def _who(session: str | None, as_owner: bool) -> dict[str, str]:
@@ -274,6 +303,4 @@ def _forget_body(request: Asked) -> dict[str, Any]:
 
 
 def _labelled(body: dict[str, Any]) -> Labelled:
-    from memoryd.serve.service import Labelled
-
     return Labelled(str(body["text"]), str(body["class"]), bool(body["untrusted"]))
