@@ -14,7 +14,7 @@ from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.labels import DataClass
 from memoryd.ranking import PASSAGE, Query, Scored, ranked, score
-from memoryd.recall import K_MAX
+from memoryd.recall_limits import K_MAX
 from memoryd.relevance import idf
 from memoryd.search import (
     COSTS,

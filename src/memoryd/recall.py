@@ -18,14 +18,11 @@ from memoryd.home import make_folder, open_private
 from memoryd.index import Index
 from memoryd.items import Hit
 from memoryd.labels import DataClass, Label
+from memoryd.recall_limits import K_MAX, QUERY_MAX
 from memoryd.search import search, terms
 from memoryd.secrets import redact
 from memoryd.sessions import UNNAMED
 from memoryd.text import header, item, snippet, when
-
-K_DEFAULT = 5
-K_MAX = 20
-QUERY_MAX = 500
 
 
 def check(query: str, k: int) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from memoryd.recall import K_DEFAULT, K_MAX
+from memoryd.recall_limits import K_DEFAULT, K_MAX
 from memoryd.secrets import redact
 from memoryd.session_ids import SESSION_ID, SESSION_RULE, is_session_id
 

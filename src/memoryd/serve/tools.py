@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.recall import K_DEFAULT, K_MAX, QUERY_MAX
+from memoryd.recall_limits import K_DEFAULT, K_MAX, QUERY_MAX
 
 RECALL_DESCRIPTION = f"""\
 Search everything you have been told and have said in past conversations with your owner, and \

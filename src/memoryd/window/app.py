@@ -24,7 +24,7 @@ from memoryd.errors import MemorydError, RecallError
 from memoryd.forget.record import DONE
 from memoryd.labels import DataClass
 from memoryd.memory.journal import Op
-from memoryd.recall import K_MAX
+from memoryd.recall_limits import K_MAX
 from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
