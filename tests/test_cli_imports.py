@@ -18,6 +18,7 @@ import pytest
 from logs import turn, write_log
 from memoryd.cli import cli
 from memoryd.home import Home
+from test_serve_daemon import Daemon
 
 COMMANDS = [
     "block",
@@ -90,6 +91,38 @@ def test_a_command_on_the_home_loads_no_server_stack_and_no_other_command(
     assert module in modules  # the command ran, and what it loaded was seen
     assert said.strip(), args
     assert {m.split(".")[0] for m in modules} & SERVER_STACK == set(), args
+    assert modules & OTHER_COMMANDS == set(), args
+
+
+ANSWERED_BY_THE_DAEMON = {
+    "email",
+    "http",
+    "memoryd.index",
+    "memoryd.indexer",
+    "memoryd.memory.commands",
+    "memoryd.recall",
+    "memoryd.search",
+    "memoryd.serve.service",
+    "sqlite3",
+    "ssl",
+}
+"""What a command a daemon answers does not load: the index, the search, an HTTP client."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("recall", "boat"), ("recall", "boat", "--session", "s1"), ("recall", "boat", "-k", "1")],
+)
+def test_a_recall_a_daemon_answers_loads_neither_the_index_nor_an_http_client(
+    home: Home, tmp_path: Path, daemon: Daemon, args: tuple[str, ...]
+) -> None:
+    write_log(home, "s1", turn("where is the boat", "in the harbour"))
+    modules, said = loaded(tmp_path, *args)
+    assert said == "[1] memory · owner said, 2026-09-28 23:19 UTC · private\n  where is the boat\n"
+    assert "memoryd.serve.exchange" in modules
+    top = {m.split(".")[0] for m in modules}
+    assert top & SERVER_STACK == set(), args
+    assert (modules | top) & ANSWERED_BY_THE_DAEMON == set(), args
     assert modules & OTHER_COMMANDS == set(), args
 
 

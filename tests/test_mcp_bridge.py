@@ -98,6 +98,9 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
     assert "memoryd.serve.bridge" in modules
     assert {m.split(".")[0] for m in modules} & {"mcp", "mcp_types", "pydantic", "httpx"} == set()
     assert "anyio" not in modules and "memoryd.serve.mcp" not in modules
+    # Nor an HTTP client, nor the index and the search: the daemon has them.
+    assert {m.split(".")[0] for m in modules} & {"http", "email", "ssl", "sqlite3"} == set()
+    assert modules & {"memoryd.index", "memoryd.search", "memoryd.memory.commands"} == set()
 
 
 def test_the_session_is_the_bridges_whatever_a_message_names(

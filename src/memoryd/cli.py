@@ -4,116 +4,34 @@ Errors are one line on stderr: exit status 1 for a refused request, 2 for a usag
 (EX_TEMPFAIL) when the disk is full (nothing was written: free space and run it again).
 
 A command imports what only it runs when it runs (`LAZY`, and imports inside a command), so
-`memoryd recall` and `memoryd block` load neither the other commands nor a server stack.
+`memoryd recall` and `memoryd block` load neither the other commands nor a server stack, and a
+recall a daemon answers loads neither the index nor the search (`indexed` is what reads them).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import click
 
-from memoryd import boundary, segments
+from memoryd import boundary
 from memoryd import config as config_file
-from memoryd.errors import (
-    NO_SPACE,
-    IndexDamagedError,
-    MemorydError,
-    NoSpaceError,
-    disk_problem,
-)
+from memoryd.errors import NO_SPACE, DaemonError, MemorydError, NoSpaceError, disk_problem
 from memoryd.frozen import frozen_imports
 from memoryd.home import Home, resolve
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
-from memoryd.memory import commands as memory_commands
-from memoryd.options import GROUP_HOME, echo_labelled, home_option
-from memoryd.recall import K_DEFAULT, K_MAX, recall
-from memoryd.reindex import reindex
+from memoryd.labels import Labelled
+from memoryd.options import GROUP_HOME, echo_labelled, home_option, session_id
+from memoryd.recall_limits import K_DEFAULT, K_MAX, QUERY_MAX
 from memoryd.secrets import redact
-from memoryd.serve.client import serves
-
-T = TypeVar("T")
+from memoryd.serve.client import Client, serves
 
 NO_SPACE_STATUS = 75
 """The exit status when the disk is full (sysexits' EX_TEMPFAIL: free space, then retry)."""
-
-
-def _names(home: Home) -> Names:
-    config = config_file.load(home.config)
-    return Names(agent=config.agent, owner=config.owner)
-
-
-def _warn(message: str) -> None:
-    click.echo(f"memoryd: warning: {message}", err=True)
-
-
-Check = Callable[[Index], None]
-
-
-def _indexed(
-    home_dir: str | None,
-    answer: Callable[[Home, Index], T],
-    check: Check | None = None,
-    session: str | None = None,
-) -> T:
-    """`answer` from the home's index, brought up to date with its session logs and the
-    journal first (and checked by `check`). A damaged index is rebuilt, saying so on stderr,
-    and `answer` asked again: the index holds nothing the logs and the journal do not.
-
-    When a daemon serves the home, its watcher keeps the index up to date with the logs: only
-    `session` (the one the command is made for) is caught up here, as the daemon's own recall
-    does, so a turn its loop has just written is found. Otherwise `catch_up` reads the sessions
-    whose folder or current log changed, told by a stat of each (`scan.changes`)."""
-    home = resolve(home_dir).require()
-    names = _names(home)
-    served = serves(home)
-    try:
-        return _answered(home, names, answer, check, served, session)
-    except IndexDamagedError as e:
-        _warn(e.rebuilding)
-    from memoryd.forget.run import exclusive
-
-    journal = memory_commands.recovered(home).journal
-    with exclusive(home, needed=False):  # a forget removes a reindex's leftovers
-        reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
-    return _answered(home, names, answer, None, served, session)
-
-
-def _answered(
-    home: Home,
-    names: Names,
-    answer: Callable[[Home, Index], T],
-    check: Check | None,
-    served: bool,
-    session: str | None,
-) -> T:
-    with Index(home.index, _warn) as index:
-        if check is not None:
-            check(index)
-        if served:
-            if session is not None:
-                catch_up_session(index, home.sessions, session, names)
-        else:
-            catch_up(index, home.sessions, names)
-        memory_commands.up_to_date(home, index)
-        if not served:
-            # No daemon's watcher merges for the command (`Service.tidy`): a step of it, once
-            # it has answered.
-            _once_answered(lambda: segments.step_alone(home.index, _warn))
-        return answer(home, index)
-
-
-def _once_answered(then: Callable[[], None]) -> None:
-    """`then` once the command has printed its answer (as its context closes)."""
-    context = click.get_current_context(silent=True)
-    if context is not None:
-        context.call_on_close(then)
 
 
 class Lazy(click.Group):
@@ -138,8 +56,11 @@ class Lazy(click.Group):
 
 
 LAZY = {
+    "block": "memoryd.memory.commands:block_command",
+    "check": "memoryd.memory.commands:check_command",
     "connect": "memoryd.connect.commands:connect_group",
     "forget": "memoryd.forget.commands:forget_command",
+    "memory": "memoryd.memory.commands:memory_group",
     "sync": "memoryd.honcho.commands:sync_command",
     "window": "memoryd.window.command:window_command",
 }
@@ -159,13 +80,23 @@ def cli(**_: Any) -> None:
     """memoryd: the memory of a personal AI agent."""
 
 
+def _text(_: click.Context, __: click.Parameter, value: str) -> str:
+    """An argument as text: an argument that is not UTF-8 reaches Python with its bad bytes as
+    lone surrogates, which no file memoryd writes can hold (the recall log's line was a
+    traceback), so each is read as U+FFFD, as the MCP SDK reads a line of stdin."""
+    return _SURROGATE.sub("\ufffd", value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 @cli.command("recall")
-@click.argument("query")
+@click.argument("query", callback=_text)
 @click.option("-k", "k", type=click.IntRange(1, K_MAX), default=K_DEFAULT, show_default=True)
 @click.option(
     "--session",
     default=None,
-    callback=memory_commands.session_id,
+    callback=session_id,
     help="The session the recall is made for: only items at or below its class are shown.",
 )
 @click.option("--json", "as_json", is_flag=True, help='Print {"text", "class", "untrusted"}.')
@@ -174,19 +105,35 @@ def recall_command(
     query: str, k: int, session: str | None, as_json: bool, home_dir: str | None
 ) -> None:
     """Recall what the agent remembers about QUERY, as the model sees it."""
+    home = resolve(home_dir).require()
+    config = config_file.load(home.config)
+    served = serves(home)
+    # Answered here with Honcho (an unavailable source is logged by the process that asked it,
+    # and this stderr is where the owner reads that line), and a query over QUERY_MAX (refused
+    # here in the recall's words, not the daemon's body's).
+    if served and config.honcho is None and len(query) <= QUERY_MAX:
+        found = _asked(home, query, k, session)
+        if found is not None:
+            echo_labelled(found.text, found.label, as_json)
+            return
+        served = False  # gone since the probe: no watcher keeps the index up to date
+    from memoryd.indexed import recalled
 
-    def answer(home: Home, index: Index) -> Any:
-        config = config_file.load(home.config)
-        if config.honcho is None:
-            return recall(index, query, k, session, datetime.now(UTC), home.recalls)
-        # Imported here: the Honcho client needs httpx, which `memoryd --help` must not load.
-        from memoryd.honcho.answer import Reading, recall_with
+    answered = recalled(home, served, query, k, session)
+    echo_labelled(answered.text, answered.label, as_json)
 
-        reading = Reading.of(config, lambda line: click.echo(line, err=True))
-        return recall_with(index, query, k, session, datetime.now(UTC), home.recalls, reading)
 
-    found = _indexed(home_dir, answer, session=session)
-    echo_labelled(found.text, found.label, as_json)
+def _asked(home: Home, query: str, k: int, session: str | None) -> Labelled | None:
+    """The daemon's answer to the recall (it catches `session` up first, as the command would);
+    None when it went away since `serves` found it, so that the command answers it itself (a
+    recall changes nothing but the recall log)."""
+    with Client.unix(home) as client:
+        try:
+            return client.recall(query, k, session)
+        except DaemonError as e:
+            if e.status == 0:
+                return None
+            raise
 
 
 @cli.command("reindex")
@@ -194,10 +141,12 @@ def recall_command(
 def reindex_command(home_dir: str | None) -> None:
     """Rebuild the index from the session logs and the journal, and swap it in."""
     from memoryd.forget.run import exclusive
+    from memoryd.indexed import names, warn
+    from memoryd.memory.commands import recovered
+    from memoryd.reindex import reindex
 
     home = resolve(home_dir).require()
-    names = _names(home)
-    journal = memory_commands.recovered(home).journal
+    journal = recovered(home).journal
     with exclusive(home, needed=False):  # a forget and a reindex take turns
         if sys.stderr.isatty():
             bar: Any = None
@@ -210,16 +159,16 @@ def reindex_command(home_dir: str | None) -> None:
             done = reindex(
                 home.index,
                 home.sessions,
-                names,
+                names(home),
                 start,
                 lambda: bar.update(1),
                 journal=journal,
-                warn=_warn,
+                warn=warn,
             )
             if bar is not None:
                 bar.__exit__(None, None, None)
         else:
-            done = reindex(home.index, home.sessions, names, journal=journal, warn=_warn)
+            done = reindex(home.index, home.sessions, names(home), journal=journal, warn=warn)
         click.echo(f"reindexed {done.sessions} sessions: {done.items} items")
         for message in done.damaged.values():
             click.echo(f"damaged: {message}", err=True)
@@ -242,12 +191,15 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     from memoryd.connect.damage import damage_lines
     from memoryd.forget.commands import forgotten_line
     from memoryd.honcho import status as honcho_status
+    from memoryd.index import Index
+    from memoryd.indexed import indexed
     from memoryd.status import MemoryDamage, summary
 
     def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
         return home, index.log_states(), index.count()
 
-    home, states, items = _indexed(home_dir, read, lambda index: index.check(deep))
+    found = resolve(home_dir).require()
+    home, states, items = indexed(found, serves(found), read, lambda index: index.check(deep))
     status = summary(home, states, items, MemoryDamage())
     if as_json:
         click.echo(json.dumps(status, indent=2))
@@ -305,7 +257,7 @@ def serve_command(listen: str | None, public: bool, window: bool, home_dir: str 
     "--session",
     default="mcp",
     show_default=True,
-    callback=memory_commands.session_id,
+    callback=session_id,
     help="The session the model's calls are made for: its taint and class decide the edits, "
     "its class bounds what recall and the block show.",
 )
@@ -338,11 +290,6 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
         from memoryd.serve.stderr import log_to_stderr
     log_to_stderr()
     mcp_http.run(resolve(home_dir), session, listen, public)
-
-
-cli.add_command(memory_commands.memory_group)
-cli.add_command(memory_commands.check_command)
-cli.add_command(memory_commands.block_command)
 
 
 def main() -> None:

@@ -18,8 +18,6 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
 from memoryd import boundary
 from memoryd.errors import HomeError
 from memoryd.writers import others_may_write
@@ -85,6 +83,8 @@ def resolve(option: str | os.PathLike[str] | None) -> Home:
     env = os.environ.get("MEMORYD_HOME")
     if env:
         return Home(_given(Path(env), "$MEMORYD_HOME"))
+    import platformdirs  # only here: with --home or $MEMORYD_HOME, a command never loads it
+
     return Home(_given(Path(platformdirs.user_data_dir("memoryd")), "the user data dir"))
 
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from memoryd.labels import Label
+from memoryd.session_ids import SESSION_RULE, is_session_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +52,14 @@ def home_option(command: F) -> F:
         callback=_or_group_home,
         help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",
     )(command)
+
+
+def session_id(_: click.Context, __: click.Parameter, value: str | None) -> str | None:
+    """A `--session` value checked against the session id rule: a usage error (exit 2) that
+    does not echo it (a value breaking the rule may be a key pasted in the wrong place)."""
+    if value is not None and not is_session_id(value):
+        raise click.BadParameter(SESSION_RULE)
+    return value
 
 
 def echo_labelled(text: str, label: Label, as_json: bool) -> None:

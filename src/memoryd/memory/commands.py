@@ -30,8 +30,7 @@ from memoryd.memory.journal import Line, Op, last, read
 from memoryd.memory.recovery import consistency, recover
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
-from memoryd.options import echo_labelled, home_option
-from memoryd.session_ids import SESSION_RULE, is_session_id
+from memoryd.options import echo_labelled, home_option, session_id
 from memoryd.text import when
 
 LOG_DEFAULT = 20
@@ -95,14 +94,6 @@ def _home(home_dir: str | None) -> Home:
 @click.group("memory")
 def memory_group() -> None:
     """Show, edit and undo the memory files (identity and notes)."""
-
-
-def session_id(_: click.Context, __: click.Parameter, value: str | None) -> str | None:
-    """A `--session` value checked against the session id rule: a usage error (exit 2) that
-    does not echo it (a value breaking the rule may be a key pasted in the wrong place)."""
-    if value is not None and not is_session_id(value):
-        raise click.BadParameter(SESSION_RULE)
-    return value
 
 
 @memory_group.command("show")
