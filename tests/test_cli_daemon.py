@@ -1,6 +1,7 @@
 """`memoryd recall` answered by a daemon serving the home (issue 24): the answer, its label, its
 refusals and its exit status are those the command's own reading of the index gives, on random
-homes and while a loop appends turns; a turn written just before is found."""
+homes and while a loop appends turns; a turn written just before is found, and so is an entry a
+CLI edit has just dropped."""
 
 from __future__ import annotations
 
@@ -158,6 +159,21 @@ def test_the_cli_prints_and_exits_as_it_does_without_a_daemon(home: Home) -> Non
         daemon.stop()
     assert served == alone
     assert [status for status, _, _ in alone] == [0, 0, 0, 0, 0, 1, 1, 1, 0, 2]
+
+
+def test_an_entry_a_cli_edit_dropped_is_found_by_the_next_recall_a_daemon_answers(
+    home: Home, daemon: Daemon
+) -> None:
+    assert memoryd("memory", "add", "notes.md", "the gate code is blue", home=home).returncode == 0
+    assert memoryd("memory", "remove", "notes.md", "gate code", home=home).returncode == 0
+    done = memoryd("recall", "gate", home=home)
+    assert done.returncode == 0, done.stderr
+    assert "notes.md: dropped" in done.stdout and "the gate code is blue" in done.stdout
+    assert memoryd("memory", "add", "notes.md", "the gate is green", home=home).returncode == 0
+    undone = memoryd("memory", "undo", "3", home=home)  # the add undone: the entry dropped
+    assert undone.returncode == 0, undone.stderr
+    again = memoryd("recall", "green", home=home)
+    assert "notes.md: dropped" in again.stdout and "the gate is green" in again.stdout
 
 
 @pytest.mark.usefixtures("gone")

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import click
 
 from memoryd import config as config_file
-from memoryd.errors import CheckError, JournalError, LockError, MemorydError
+from memoryd.errors import CheckError, JournalError, LockError, MemorydError, disk_problem
 from memoryd.forget import record
 from memoryd.forget.record import begun
 from memoryd.home import Home, resolve
@@ -137,7 +137,26 @@ def _edited(home_dir: str | None, request: Request, session: str | None) -> None
         with session_states(home) as state_of:
             done = edit(memory, request, model(session), datetime.now(UTC), state_of)
     line = done.line
+    _index_dropped(home, memory, line)
     click.echo(f"{line.op} {shown_name(line.file)} (journal line {line.id}); {done.usage}")
+
+
+def _index_dropped(home: Home, memory: Memory, line: Line) -> None:
+    """The entries `line` dropped indexed now, as the daemon's own edits are: a recall a daemon
+    answers finds them at once, not at its watcher's next catch-up. A failure is a warning (the
+    edit is written), and the next catch-up indexes them."""
+    if not line.removed:
+        return
+    try:
+        with Index(home.index, _warn) as index:
+            index_dropped(index, memory.journal)
+    except (MemorydError, sqlite3.Error) as e:
+        _warn(f"the edit is written; its dropped entries are indexed at the next catch-up: {e}")
+    except OSError as e:
+        _warn(
+            "the edit is written; its dropped entries are indexed at the next catch-up: "
+            + disk_problem(e)
+        )
 
 
 @memory_group.command("add")
@@ -212,8 +231,10 @@ def log_command(n: int, home_dir: str | None) -> None:
 @home_option
 def undo_command(line_id: int, home_dir: str | None) -> None:
     """Apply the inverse of journal line ID as a new, checked edit."""
-    memory = open_memory(_home(home_dir))
+    home = _home(home_dir)
+    memory = open_memory(home)
     done = undo(memory, line_id, OWNER, datetime.now(UTC))
+    _index_dropped(home, memory, done.line)
     click.echo(f"undid line {line_id} as journal line {done.line.id}; {done.usage}")
 
 
