@@ -53,6 +53,9 @@ def test_recalls_at_once_open_no_more_index_connections_than_request_threads(hom
         opened = [fd for fd in fds.iterdir() if _target(fd) == str(home.index)]
         # The request threads', the start-up catch-up's and the watcher's.
         assert 1 <= len(opened) <= footprint.THREADS + 2
+        # No thread beside the request threads, the event loop's and the watcher's: a recall
+        # that asked no Honcho source waits on no thread of `recalled`'s (it took 3 more here).
+        assert len(os.listdir(f"/proc/{daemon.proc.pid}/task")) <= footprint.THREADS + 2
     finally:
         daemon.stop()
 

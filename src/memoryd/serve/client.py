@@ -180,8 +180,9 @@ class Client:
     def begin_recall(self, query: str, k: int, session: str | None) -> Callable[[], Labelled]:
         """`recall`, as the MCP server calls it (`serve.mcp.Backend`): answered at once, by the
         daemon, which waits for Honcho itself."""
-        answer = self.recall(query, k, session)
-        return lambda: answer
+        from memoryd.serve.footprint import Ready
+
+        return Ready(self.recall(query, k, session))
 
     def block(self, session: str | None = None) -> Labelled:
         """The memory block for `session`."""

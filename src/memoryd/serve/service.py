@@ -43,6 +43,7 @@ from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
 from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
+from memoryd.serve.footprint import Ready
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
 from memoryd.session_ids import SESSION_RULE, is_session_id
@@ -191,6 +192,9 @@ class Service:
             return begin_recall(index, query, k, session, now, self.home.recalls, self.reading)
 
         part = self.read_index(begun, session)
+        if isinstance(part, Answered):
+            answered = part.finish()
+            return Ready(Labelled.of(answered.text, answered.label))
 
         def finish() -> Labelled:
             found = part.finish()
