@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import socketserver
 import subprocess
 import sys
@@ -17,8 +18,11 @@ from typing import Any
 
 from logs import turn, write_log
 from memoryd.home import Home
+from memoryd.serve import footprint
+from memoryd.serve.client import serves
+from memoryd.serve.exchange import exchange, request
 from memoryd.serve.guard import BODY_MAX
-from test_serve_daemon import Daemon
+from test_serve_daemon import Daemon, until
 from test_serve_mcp_http import INITIALIZE
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -238,3 +242,58 @@ def test_a_daemon_without_the_mcp_route_leaves_memoryd_mcp_serving_in_process(
     assert answers[0]["result"]["serverInfo"]["name"] == "memoryd"
     modules = set(json.loads((tmp_path / "modules.json").read_text()))
     assert "mcp" in modules  # served in process
+
+
+GATED = """
+import importlib.abc, os, sys, time
+GATE = sys.argv.pop(1)
+class Gate(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "mcp":
+            open(GATE + ".asked", "w").close()
+            while not os.path.exists(GATE):
+                time.sleep(0.01)
+        return None
+sys.meta_path.insert(0, Gate())
+sys.argv = ["memoryd", *sys.argv[1:]]
+from memoryd.start import main
+main()
+"""
+"""`memoryd serve` whose import of the MCP SDK waits until the file named by its first argument
+is there, saying so in `<that file>.asked` once it is asked for."""
+
+
+def test_the_sdks_first_import_holds_no_request_thread(home: Home, tmp_path: Path) -> None:
+    # The first MCP requests to a daemon wait for the SDK's import (half a second); with each
+    # waiting on a request thread, a status or a recall asked meanwhile waited for it too.
+    write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
+    gate = tmp_path / "gate"
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", GATED, str(gate), "serve", "--home", str(home.root)],
+        stderr=subprocess.DEVNULL,
+    )
+    pings = []
+    try:
+        assert until(lambda: daemon.poll() is not None or serves(home), 30)
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        for _ in range(footprint.THREADS + 2):
+            sent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sent.connect(str(home.root / "memoryd.sock"))
+            sent.sendall(request("POST", "/v1/mcp/s1", ping, headers))
+            pings.append(sent)
+        assert until(lambda: Path(f"{gate}.asked").exists(), 30)
+        # The SDK's import is held: everything else is answered meanwhile.
+        where = str(home.root / "memoryd.sock")
+        recall = request("POST", "/v1/recall", b'{"query": "ferry"}', headers)
+        assert exchange(where, recall, 30).status == 200
+        assert exchange(where, request("GET", "/v1/status"), 30).status == 200
+        gate.touch()
+        for sent in pings:
+            sent.settimeout(60)
+            assert sent.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        for sent in pings:
+            sent.close()
+        daemon.terminate()
+        daemon.wait(30)

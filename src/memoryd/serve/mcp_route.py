@@ -8,17 +8,19 @@ The session is the path's, which the bridge sets from its own `--session`: nothi
 daemon's `Guard` like every other (the body limit, the token on TCP, one key twice refused),
 and refuses a message as `mcp --listen` does (`mcp_refusals.Envelope`).
 
-The SDK is imported on the first request, in a worker thread: a daemon no MCP client uses never
-loads it (24 MB more of memory, and half a second).
+The SDK is imported on the first request, on a thread of its own (not a request thread: the
+daemon serves its other requests meanwhile): a daemon no MCP client uses never loads it (24 MB
+more of memory, and half a second).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from memoryd.serve.guard import refuse
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
 PATH = "/v1/mcp/{session}"
 """Where the daemon serves MCP for one session."""
 
-_loading = threading.Lock()
+_loader = ThreadPoolExecutor(1, thread_name_prefix="memoryd-mcp-load")
+"""The thread the SDK is imported on, made by the first MCP request."""
 
 
 class McpRoute:
@@ -46,7 +49,8 @@ class McpRoute:
         if not is_session_id(session):
             await refuse(send, 422, "invalid", SESSION_RULE)
             return
-        await anyio.to_thread.run_sync(_load)
+        # Shielded: a request cancelled (its client gone) must not cancel the import others await.
+        await asyncio.shield(asyncio.wrap_future(_loaded()))
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from memoryd.serve.mcp import build
@@ -60,9 +64,17 @@ class McpRoute:
             await Envelope(manager.handle_request)(scope, receive, send)
 
 
-def _load() -> None:
-    with _loading:
-        import memoryd.serve.mcp_http  # noqa: F401  (the SDK, once, off the event loop)
+@functools.cache
+def _loaded() -> Future[None]:
+    # Called on the event loop alone: the first request starts the import, the others wait for
+    # the same one. Not on a request thread: the first requests of a session, each waiting on
+    # one, held every request thread for the import's half a second, and a status, a recall or
+    # a block waited behind them.
+    return _loader.submit(_load)
 
-        # The SDK logs its session manager's start and stop at INFO: on every request here.
-        logging.getLogger("mcp").setLevel(logging.WARNING)
+
+def _load() -> None:
+    import memoryd.serve.mcp_http  # noqa: F401  (the SDK, once, off the event loop)
+
+    # The SDK logs its session manager's start and stop at INFO: on every request here.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
