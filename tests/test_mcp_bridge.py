@@ -293,7 +293,12 @@ def test_the_sdks_first_import_holds_no_request_thread(home: Home, tmp_path: Pat
             sent.settimeout(60)
             assert sent.recv(4096).startswith(b"HTTP/1.1 200 ")
     finally:
+        gate.touch()  # a daemon whose import waits at the gate would not stop
         for sent in pings:
             sent.close()
         daemon.terminate()
-        daemon.wait(30)
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait(30)
