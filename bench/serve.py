@@ -5,10 +5,13 @@ A home of `--items` items (`corpus.build_home`, cached) is served by a real `mem
 subprocess on a fresh home whose `sessions/` is a hard-linked copy of the cached logs (memoryd
 refuses a `sessions/` that is a symbolic link) and whose index is a copy of the cached one. The
 queries are `queries.make`'s (deterministic). In-process: `Service.begin_recall` on one thread, each
-call timed. Through the socket: 1, 4 and 16 client threads, each with its own httpx client over
-the Unix socket, each request timed from send to parsed answer; after each, the daemon's
-resident memory (VmRSS) and its peak so far (VmHWM). Two daemons taking turns `--rounds` times
-(medians of the speeds, the largest memory figures) on the same home: memoryd, and memoryd as
+call timed. Through the socket: 1, 4 and 16 clients, each a thread with its own httpx client over
+the Unix socket, spread over up to `PROCESSES` processes, each request timed from send to parsed
+answer; after each, the daemon's
+resident memory (VmRSS) and its peak so far (VmHWM), and its CPU time a request (beside the
+recall's own in process: what the socket, HTTP and the threads add). Two daemons taking turns
+`--rounds` times (medians of the speeds, the largest memory figures) on the same home: memoryd,
+and memoryd as
 before (`OLD`: glibc's malloc arenas, anyio's 40 request threads, 2 MB of SQLite cache and 128
 prepared statements a connection, watchfiles). The report gives requests per second, p50 and p99,
 the errors (any non-200 answer), RSS, the ratios at 16 clients, memoryd's peak RSS once one
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -76,10 +80,33 @@ def in_process(service: Service, texts: list[str], passes: int) -> list[float]:
     return found
 
 
+PROCESSES = 4
+"""The most processes the clients are spread over: one process's 16 threads shared its GIL and
+its httpx work, and bounded the requests/s measured at 180-230, while two processes of 8 reached
+350 on the same daemon (the daemon then at one core, as bound by its own GIL)."""
+
+
 def through_socket(
     sock: Path, texts: list[str], clients: int, passes: int
 ) -> tuple[list[float], int, float]:
-    """Each request's time from `clients` threads over the socket, the errors, the wall time."""
+    """Each request's time from `clients` clients over the socket (threads spread over up to
+    `PROCESSES` processes), the errors, the wall time from the first request to the last."""
+    processes = min(clients, PROCESSES)
+    context = multiprocessing.get_context("fork")
+    with context.Pool(processes) as pool:
+        shares = [range(n, clients, processes) for n in range(processes)]
+        found = pool.starmap(_clients, [(sock, texts, ns, clients, passes) for ns in shares])
+    times = [t for mine, _, _, _ in found for t in mine]
+    wall = max(end for *_, end in found) - min(start for _, _, start, _ in found)
+    return times, sum(failed for _, failed, _, _ in found), wall
+
+
+def _clients(
+    sock: Path, texts: list[str], ns: range, clients: int, passes: int
+) -> tuple[list[float], int, float, float]:
+    """Clients `ns` of `clients`, each a thread of this process with its own httpx client: their
+    requests' times, their errors, and when the first began and the last ended
+    (`time.perf_counter`, one clock for every process on Linux)."""
     times: list[float] = []
     errors = 0
     lock = threading.Lock()
@@ -101,13 +128,13 @@ def through_socket(
             times.extend(mine)
             errors += failed
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    threads = [threading.Thread(target=client, args=(n,)) for n in ns]
     started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return times, errors, time.perf_counter() - started
+    return times, errors, started, time.perf_counter()
 
 
 def memory(pid: int) -> tuple[float, float]:
@@ -137,8 +164,9 @@ DAEMONS = (("memoryd", ["-m", "memoryd"]), ("as before", ["-c", OLD]))
 
 @dataclass(frozen=True)
 class Row:
-    """One daemon at one number of clients: requests/s, p50 and p99 in ms, errors, and the
-    daemon's resident memory now and at its peak, in MB."""
+    """One daemon at one number of clients: requests/s, p50 and p99 in ms, errors, the daemon's
+    resident memory now and at its peak, in MB, and its CPU time a request (every thread's), in
+    ms."""
 
     clients: int
     rate: float
@@ -147,6 +175,22 @@ class Row:
     errors: int
     rss: float
     peak: float
+    cpu: float
+
+
+def cpu_time(pid: int) -> float:
+    """A process's CPU time so far (user and system, every thread), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(sock: Path, pid: int, texts: list[str], clients: int, passes: int) -> Row:
+    """`through_socket` against the daemon `pid`, as a row."""
+    used = cpu_time(pid)
+    times, errors, wall = through_socket(sock, texts, clients, passes)
+    per = (cpu_time(pid) - used) / len(times) * 1000
+    rate, p50, p99 = len(times) / wall, percentile(times, 50), percentile(times, 99)
+    return Row(clients, rate, p50, p99, errors, *memory(pid), per)
 
 
 MCP_SESSION = "".join(
@@ -184,10 +228,7 @@ def with_mcp(root: Path, daemon: subprocess.Popen[bytes], texts: list[str], pass
         check=True,
         timeout=300,
     )
-    clients = CLIENTS[-1]
-    times, errors, wall = through_socket(root / "memoryd.sock", texts, clients, passes)
-    rate, p50, p99 = len(times) / wall, percentile(times, 50), percentile(times, 99)
-    return Row(clients, rate, p50, p99, errors, *memory(daemon.pid))
+    return measured(root / "memoryd.sock", daemon.pid, texts, CLIENTS[-1], passes)
 
 
 def served(
@@ -206,9 +247,7 @@ def served(
             time.sleep(0.1)
         for clients in CLIENTS:
             through_socket(sock, texts[:50], clients, 1)  # warm-up
-            times, errors, wall = through_socket(sock, texts, clients, passes)
-            rate, p50, p99 = len(times) / wall, percentile(times, 50), percentile(times, 99)
-            rows.append(Row(clients, rate, p50, p99, errors, *memory(daemon.pid)))
+            rows.append(measured(sock, daemon.pid, texts, clients, passes))
         if mcp:
             rows.append(with_mcp(root, daemon, texts, passes))
     finally:
@@ -228,6 +267,7 @@ def median(rows: tuple[Row, ...]) -> Row:
         sum(r.errors for r in rows),
         max(r.rss for r in rows),
         max(r.peak for r in rows),
+        statistics.median(r.cpu for r in rows),
     )
 
 
@@ -255,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                 q.text for q in queries.make(conn, queries.vocabulary(conn), args.queries, "serve")
             ]
         in_process(service, texts, 1)  # warm-up
+        used = time.process_time()
         local = in_process(service, texts, args.passes)
+        local_cpu = (time.process_time() - used) / len(local) * 1000
         service.close()
         base = percentile(local, 50)
         # The daemons take turns, `--rounds` times: the machine's other work shifts over a run.
@@ -271,23 +313,33 @@ def main(argv: list[str] | None = None) -> int:
         mcp = found["memoryd"].pop()
         print(f"# recall through the socket, {args.items:,} items, {len(texts)} queries")
         print()
-        print("| daemon | clients | req/s | p50 ms | p99 ms | errors | RSS MB | peak RSS MB |")
-        print("|---|---|---|---|---|---|---|---|")
+        print(
+            "| daemon | clients | req/s | p50 ms | p99 ms | errors | RSS MB | peak RSS MB "
+            "| daemon CPU ms a request |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
         rate = len(local) / sum(local)
         print(
-            f"| in process | 1 | {rate:,.0f} | {base:.2f} | {percentile(local, 99):.2f} | 0 | | |"
+            f"| in process | 1 | {rate:,.0f} | {base:.2f} | {percentile(local, 99):.2f} | 0 | | | "
+            f"{local_cpu:.2f} |"
         )
         for name, rows in found.items():
             for r in rows:
                 print(
                     f"| {name} | {r.clients} | {r.rate:,.0f} | {r.p50:.2f} | {r.p99:.2f} | "
-                    f"{r.errors} | {r.rss:.0f} | {r.peak:.0f} |"
+                    f"{r.errors} | {r.rss:.0f} | {r.peak:.0f} | {r.cpu:.2f} |"
                 )
         now, before = found["memoryd"][-1], found["as before"][-1]
         print()
         print(
             f"{now.clients} clients: {now.rate / before.rate:.2f}x the requests/s of the daemon "
             f"as before, {now.peak / before.peak:.2f}x its peak RSS"
+        )
+        # What bounds it: the cores the daemon used, against the recall's own CPU in process.
+        print(
+            f"{now.clients} clients: the daemon used {now.rate * now.cpu / 1000:.2f} cores, "
+            f"{now.cpu:.2f} ms of CPU a request against {local_cpu:.2f} ms for the recall in "
+            f"process ({now.cpu - local_cpu:+.2f} ms: the socket, HTTP, the threads)"
         )
         p50 = found["memoryd"][0].p50
         verdicts = [(p50 - base < 2.0, f"p50 through the socket {p50 - base:+.2f} ms")]

@@ -126,9 +126,28 @@ def command(*args: str, env: dict[str, str] = ENV) -> Callable[[], object]:
     return run
 
 
+def cpu_time(pid: int) -> float:
+    """A process's CPU time so far (user and system, every thread), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def settled(pid: int, deadline: float, quiet: float = 0.5) -> None:
+    """Wait until the process `pid` has used no CPU for `quiet` seconds (or `deadline`)."""
+    used = cpu_time(pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = cpu_time(pid)
+        if now == used:
+            return
+        used = now
+
+
 @contextmanager
 def daemon(home: Home, wait: float) -> Iterator[None]:
-    """`memoryd serve` on `home`, until the block ends."""
+    """`memoryd serve` on `home` once it serves and is quiet (a daemon just started watches
+    every session folder and warms its caches: a loop's daemon has long done so), until the
+    block ends."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--home", str(home.root)],
         stdout=subprocess.DEVNULL,
@@ -141,6 +160,7 @@ def daemon(home: Home, wait: float) -> Iterator[None]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the daemon did not start on {home.root}")
             time.sleep(0.1)
+        settled(proc.pid, deadline)
         yield
     finally:
         proc.terminate()
