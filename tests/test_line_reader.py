@@ -436,4 +436,7 @@ def test_a_log_costs_the_reads_and_memory_it_cost_before(tmp_path: Path) -> None
     (old, old_reads, old_peak), (now, reads, peak) = cost["old"], cost["now"]
     assert now == old and len(now) == 5002
     assert abs(reads - old_reads) < 1024 and reads < 24 << 20, (reads, old_reads)
-    assert peak < old_peak + (64 << 10) and peak < 16 << 20, (peak, old_peak)
+    # tracemalloc counts every thread's allocations, and a full run leaves other tests' threads
+    # (watchers, pools) running: 64 KiB of slack failed there (+150 KB). A reader holding one
+    # more copy of the 10 MiB line is ten times this slack over.
+    assert peak < old_peak + (1 << 20) and peak < 16 << 20, (peak, old_peak)

@@ -23,6 +23,7 @@ import pytest
 from logs import turn, write_log
 from memoryd import cli, schema, segments
 from memoryd.home import Home
+from memoryd.indexed import indexed
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.memory.journal import Op
@@ -134,7 +135,7 @@ def test_a_command_without_a_daemon_merges_once_it_has_answered(home: Home, inde
     _a_turn(home, 3)
     with click.Context(cli.cli):
         # The answer is read with the command's own catch-up written, nothing merged.
-        assert cli._indexed(None, lambda _, opened: segments.count(opened)) == 4
+        assert indexed(home, False, lambda _, opened: segments.count(opened)) == 4
         assert segments.count(index) == 4
     assert segments.count(index) == 1
 
@@ -299,5 +300,5 @@ def test_the_watcher_merges_on_its_wakes_with_nothing_to_catch_up(
     _two_commits(home, service, 40, 10)
     assert segments.count(service.indexes.index) == 2
     monkeypatch.setattr(segments, "IDLE", 0.0)
-    watch._woken(service, [False] * 100)
+    watch._woken(service, [None] * 100)
     assert segments.count(service.indexes.index) == 1
