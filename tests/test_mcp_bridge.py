@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.serve import footprint
@@ -87,17 +89,18 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
         b"",
         b"not json",
         *_lines({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}),
-        # Ids no request has: the daemon refuses them (400), and the bridge writes no line.
+        # Ids no request has: each refused with a null id, as in process.
         *_lines(*({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in (True, 1.5, None, [3]))),
         *_lines({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
     ]
     status, stdout, stderr = bridge(home, tmp_path, lines)
     assert status == 0, stderr
     answers = _answers(stdout)
-    assert [a["id"] for a in answers] == [1, 2, 3], stdout
+    assert [a["id"] for a in answers] == [1, 2, None, None, None, None, None, 3], stdout
     assert answers[0]["result"]["serverInfo"]["name"] == "memoryd"
     assert answers[1]["result"]["content"][0]["text"].endswith("the ferry leaves at nine")
-    assert answers[2] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert [a["error"]["code"] for a in answers[2:7]] == [-32700] + [-32600] * 4
+    assert answers[7] == {"jsonrpc": "2.0", "id": 3, "result": {}}
     modules = set(json.loads((tmp_path / "modules.json").read_text()))
     assert "memoryd.serve.bridge" in modules
     assert {m.split(".")[0] for m in modules} & {"mcp", "mcp_types", "pydantic", "httpx"} == set()
@@ -105,6 +108,37 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
     # Nor an HTTP client, nor the index and the search: the daemon has them.
     assert {m.split(".")[0] for m in modules} & {"http", "email", "ssl", "sqlite3"} == set()
     assert modules & {"memoryd.index", "memoryd.search", "memoryd.memory.commands"} == set()
+
+
+CANARY = "canary-7f3a"
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (f"this is not json {CANARY}", -32700),
+        ("{" + f'"jsonrpc": "2.0", "id": 3, "method": "ping", "{CANARY}', -32700),
+        (json.dumps([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 3, CANARY: 1}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 3, "method": 7, "params": CANARY}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 1.5, "method": "ping", "params": CANARY}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "method": "tools/list", "params": {CANARY: 1}}), -32600),
+        (json.dumps(CANARY), -32600),
+    ],
+    ids=["not-json", "cut-short", "batch", "no-method", "bad-method", "bad-id", "no-id", "string"],
+)
+def test_a_line_that_is_no_message_is_refused_as_in_process_echoing_nothing(
+    home: Home, daemon: Daemon, tmp_path: Path, line: str, code: int
+) -> None:
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    lines = [*_lines(INITIALIZE, INITIALIZED), line.encode(), b"", b"  ", *_lines(ping)]
+    status, stdout, stderr = bridge(home, tmp_path, lines)
+    assert status == 0, stderr
+    answers = _answers(stdout)
+    # The blank lines after it are passed over; the ping after them is answered.
+    assert [a["id"] for a in answers] == [1, None, 9], stdout
+    assert answers[1]["error"]["code"] == code
+    assert CANARY not in stdout
 
 
 def test_the_session_is_the_bridges_whatever_a_message_names(

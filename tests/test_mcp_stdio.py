@@ -173,9 +173,11 @@ def _ping(n: int) -> dict[str, Any]:
         ("{" + f'"jsonrpc": "2.0", "id": 3, "method": "ping", "{CANARY}', -32700),
         (json.dumps([_ping(3), _ping(4)]), -32600),
         (json.dumps({"jsonrpc": "2.0", "id": 3}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 3, "method": 7, "params": CANARY}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "method": "tools/list", "params": {CANARY: 1}}), -32600),
         (json.dumps(CANARY), -32600),
     ],
-    ids=["not-json", "cut-short", "batch", "no-method", "a-string"],
+    ids=["not-json", "cut-short", "batch", "no-method", "bad-method", "no-id", "a-string"],
 )
 def test_a_line_that_is_no_message_gets_an_error_with_a_null_id_echoing_nothing(
     home: Home, line: str, code: int

@@ -23,8 +23,8 @@ import pytest
 from logs import turn, write_log
 from memoryd import cli, schema, segments
 from memoryd.home import Home
-from memoryd.indexed import indexed
 from memoryd.index import Index
+from memoryd.indexed import indexed
 from memoryd.indexer import Names, catch_up
 from memoryd.memory.journal import Op
 from memoryd.search import search, terms

@@ -8,8 +8,10 @@ start.
 - The session is `--session`, fixed for the process: it is the path the bridge posts to, and
   nothing read from stdin changes it.
 - stdout carries the answers only, one JSON line each (fd 1 points at stderr while it runs, so
-  a stray print misses the wire); a notification, or a line that is not a JSON-RPC message of
-  MCP, gets no line, as the in-process server gives none.
+  a stray print misses the wire); a notification gets no line. A line that is no message (not
+  JSON, a batch, a request whose id is no string nor integer, one the daemon's SDK cannot read)
+  is answered as the in-process server answers it: JSON-RPC's error with a null id, in
+  memoryd's words, echoing nothing (`jsonrpc.no_message`); a blank line is passed over.
 - A refusal by the daemon's rules (a body over 1 MiB, one key twice) is a JSON-RPC error for
   that request, saying what to do.
 - A daemon that does not answer MCP (one started before memoryd had `/v1/mcp`) is found by a
@@ -32,7 +34,14 @@ from memoryd.errors import DaemonError
 from memoryd.home import Home
 from memoryd.serve.client import TIMEOUT
 from memoryd.serve.exchange import Unanswered, Unreached, exchange, request
-from memoryd.serve.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, is_request_id
+from memoryd.serve.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    NO_MESSAGE,
+    is_request_id,
+    no_message,
+    refused,
+)
 
 INTERRUPTED = 130
 """The exit status on Ctrl-C, as the CLI's."""
@@ -61,6 +70,11 @@ def run(home: Home, session: str) -> int:
         for raw in sys.stdin.buffer:
             line = raw.decode("utf-8", "replace").strip()  # as the SDK's own stdio reads it
             if not line:
+                continue
+            answer = no_message(line)
+            if answer is not None:
+                # Nothing a daemon could answer by an id: refused here, as in process.
+                _write(out, answer)
                 continue
             message = _parsed(line)
             try:
@@ -111,7 +125,8 @@ def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[i
 
 def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[str, Any] | None:
     """What to write for one message: the daemon's JSON-RPC answer, an error for a request the
-    daemon's rules refused, or nothing (a notification, a line that is no message)."""
+    daemon's rules refused, a null id's for one its SDK read as no message, or nothing (a
+    notification, a client's answer)."""
     try:
         found = json.loads(body) if body else None
     except ValueError:
@@ -119,7 +134,9 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
     if status == 200 and isinstance(found, dict) and found.get("jsonrpc") == "2.0":
         return found
     if isinstance(found, dict) and found.get("jsonrpc") == "2.0":
-        return None  # the SDK refused it as no message of MCP: the in-process server says nothing
+        # The daemon's SDK read no message in it (no method, a field of the wrong type): the
+        # in-process server refuses it so, and the SDK's words may echo the line.
+        return refused(INVALID_REQUEST, NO_MESSAGE)
     error = found.get("error") if isinstance(found, dict) else None
     said = error.get("message") if isinstance(error, dict) else None
     text = str(said) if said else f"the daemon answered HTTP {status}: see its log"
@@ -127,8 +144,8 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
 
 
 def _error(message: dict[str, Any] | None, code: int, text: str) -> dict[str, Any] | None:
-    """A JSON-RPC error answering `message` when it is a request; nothing for a notification, a
-    client's answer or a line that is no message (the in-process server writes no line)."""
+    """A JSON-RPC error answering `message` when it is a request; nothing for a notification or
+    a client's answer (a line that is no message was refused before it was sent)."""
     # A float, null or an object is no request's id (the SDK says nothing to it), and one of
     # Python's NaN or Infinity is no JSON to echo.
     if message is None or "method" not in message or not is_request_id(message.get("id")):

@@ -33,22 +33,13 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
-from memoryd.serve.jsonrpc import BAD_ID, INVALID_REQUEST
+from memoryd.serve.jsonrpc import INVALID_REQUEST, NO_MESSAGE, NOT_JSON, PARSE_ERROR
 
 DRAIN = 30.0
 """The longest the end of the input waits for the answers still owed (a recall waits for Honcho
 5 s at most, an edit for the home's lock 10 s)."""
 
 RequestId = str | int
-
-PARSE_ERROR = -32700
-"""JSON-RPC's code for a line that is not JSON."""
-
-NOT_JSON = "the line is not JSON: send one JSON-RPC message a line"
-NO_MESSAGE = (
-    "the line is no JSON-RPC message memoryd takes: one object a line, no batch, with "
-    '"jsonrpc": "2.0" and a method; ' + BAD_ID
-)
 
 
 def refusal(problem: Exception) -> JSONRPCError | None:
