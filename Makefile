@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/trust.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/serve.py --items 1000000 --passes 1
+	$(BIN)/python bench/live.py
 	-$(BIN)/python bench/locomo.py
 
 clean:

@@ -19,7 +19,8 @@ loop writes to, and of the index) is served by a real `memoryd serve`. Its recal
     session, every 5 ms until it finds the turn: the time from the write to that answer;
 - **cli**: with the daemon stopped, `--cli-runs` times a turn then `memoryd recall --session`
   of it: wall time to the answer and to the exit, the CPU time, and whether the full-text index
-  was merged before the answer (its segments counted when the answer is read);
+  was merged before the answer (its segments counted when the answer is read, the command
+  stopped meanwhile);
 - **first writes**: with the daemon stopped, `--backlog` turns appended, the daemon started (its
   start-up catch-up indexes them), then 5 x (a turn, `GET /v1/block` for its session; a turn,
   `POST /v1/memory` add for it: each indexes the turn first), each request timed; 5 more of
@@ -223,7 +224,11 @@ def commands(loop: Loop, runs: int) -> list[Command]:
         assert proc.stdout is not None
         proc.stdout.read(1)  # click.echo flushes the answer as soon as it is made
         answered = time.perf_counter() - started
+        # Held while the segments are counted: the step a command runs once it has answered
+        # would otherwise race the count and read as a merge before the answer.
+        proc.send_signal(signal.SIGSTOP)
         at_answer = segments(loop.home.index)
+        proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=300)
         wall = time.perf_counter() - started
         if proc.returncode != 0:
