@@ -64,17 +64,19 @@ def _with_id(raw: bytes) -> bytes:
     return b'{"jsonrpc": "2.0", "id": ' + raw + b', "method": "ping"}'
 
 
-def test_a_message_whose_id_is_no_requests_gets_no_line_and_never_a_non_json_one(
+def test_a_message_whose_id_is_no_requests_gets_a_null_ids_error_never_a_non_json_line(
     home: Home, daemon: Daemon, tmp_path: Path
 ) -> None:
     lines = [json.dumps(m).encode() for m in (INITIALIZE, PING)]
     lines[1:1] = map(_with_id, NO_REQUEST_IDS)
     status, stdout, stderr = bridge(home, tmp_path, lines)
     assert status == 0, stderr
-    assert [a["id"] for a in _strict(stdout)] == [1, 3], stdout
+    answers = _strict(stdout)
+    assert [a["id"] for a in answers] == [1, *[None] * len(NO_REQUEST_IDS), 3], stdout
+    assert {a["error"]["code"] for a in answers[1:-1]} == {-32600}
 
 
-def test_while_the_daemon_is_away_an_id_no_request_has_gets_no_line(
+def test_while_the_daemon_is_away_an_id_no_request_has_is_refused_as_ever(
     home: Home, daemon: Daemon
 ) -> None:
     bridged = running(home)
@@ -91,8 +93,10 @@ def test_while_the_daemon_is_away_an_id_no_request_has_gets_no_line(
             bridged.kill()
     assert bridged.returncode == 0, stderr
     away = _strict(stdout.decode())
-    assert [a["id"] for a in away] == [3], stdout
-    assert "memoryd serve" in away[0]["error"]["message"]
+    # Refused by the bridge, as with the daemon there; only the ping was the daemon's to answer.
+    assert [a["id"] for a in away] == [*[None] * len(NO_REQUEST_IDS), 3], stdout
+    assert "memoryd serve" in away[-1]["error"]["message"]
+    assert all("memoryd serve" not in a["error"]["message"] for a in away[:-1])
 
 
 # A key, built from pieces, put in every field of a message the bridge passes on.
@@ -125,7 +129,10 @@ def test_a_key_in_any_field_of_a_message_reaches_no_answer_line_log_or_file_of_t
     status, stdout, stderr = bridge(home, tmp_path, lines)
     assert status == 0, stderr
     answers = _strict(stdout)
-    assert [a["id"] for a in answers] == [1, 2, 3, 4, 5, 6, 14, 7, 8, 9, 10, 13], stdout
+    # The client's error answer whose code is no integer, the key alone and the body holding it
+    # bare are no messages: each a null id's error.
+    ids = [1, 2, 3, 4, 5, 6, 14, 7, 8, 9, 10, None, None, None, 13]
+    assert [a["id"] for a in answers] == ids, stdout
     assert "kestrel hovers" in answers[5]["result"]["content"][0]["text"]
     daemon.stop()
     for text in (stdout, stderr, daemon.output()):
