@@ -25,6 +25,7 @@ from memoryd.indexer import catch_up
 from memoryd.serve import inotify
 from memoryd.serve.inotify import Watched
 from memoryd.serve.service import Service
+from rows import indexed
 
 SESSIONS = ("s0", "s1", "s2", "s3")
 AT = "2026-09-28T23:19:00Z"
@@ -126,14 +127,6 @@ Step = tuple[str, str, int]
 steps = st.tuples(st.sampled_from(sorted(STEPS)), st.sampled_from(SESSIONS), st.integers(0, 99))
 
 
-def _indexed(index: Index) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    items = index.conn.execute(
-        "SELECT key, tag, class, kind, who, at, text FROM items ORDER BY key"
-    ).fetchall()
-    logs = index.conn.execute("SELECT * FROM logs ORDER BY session").fetchall()
-    return items, logs
-
-
 @contextmanager
 def _served() -> Iterator[tuple[Home, Service, Index]]:
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,4 +167,4 @@ def test_catch_ups_of_the_sessions_events_name_index_as_a_catch_up_of_every_sess
                 named, lost = _named(watched)
                 service.catch_up(None if lost else named)
                 catch_up(whole, home.sessions, service.names)
-                assert _indexed(service.indexes.index) == _indexed(whole)
+                assert indexed(service.indexes.index) == indexed(whole)

@@ -19,16 +19,9 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.scan import Change, changes
 from memoryd.serve.service import Service
+from rows import indexed
 
 NAMES = Names(agent="agent", owner="owner")
-
-
-def _indexed(index: Index) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    items = index.conn.execute(
-        "SELECT key, tag, class, kind, who, at, text FROM items ORDER BY key"
-    ).fetchall()
-    logs = index.conn.execute("SELECT * FROM logs ORDER BY session").fetchall()
-    return items, logs
 
 
 class Meanwhile:
@@ -86,8 +79,8 @@ def test_a_session_another_writer_indexed_meanwhile_is_read_on_from_its_state(
     assert not list(changes(index, home.sessions))  # the second turn waits for no event
     assert done.items == 2  # what this catch-up wrote: the second turn, read on from s1:1
     catch_up(follower, home.sessions, NAMES)
-    assert _indexed(index) == _indexed(follower)
-    assert len(_indexed(index)[0]) == 4
+    assert indexed(index) == indexed(follower)
+    assert len(indexed(index)[0]) == 4
 
 
 def test_a_session_another_writer_indexed_whole_meanwhile_is_left_as_it_wrote_it(
@@ -102,8 +95,8 @@ def test_a_session_another_writer_indexed_whole_meanwhile_is_left_as_it_wrote_it
     state = catch_up_session(index, home.sessions, "s1", NAMES, writer=Meanwhile(meanwhile))
     assert state == index.log_state("s1") == other.log_state("s1")
     catch_up(follower, home.sessions, NAMES)
-    assert _indexed(index) == _indexed(follower)
-    assert len(_indexed(index)[0]) == 4
+    assert indexed(index) == indexed(follower)
+    assert len(indexed(index)[0]) == 4
 
 
 def test_a_log_rewritten_after_another_writer_indexed_it_is_read_again_from_its_start(
@@ -118,8 +111,8 @@ def test_a_log_rewritten_after_another_writer_indexed_it_is_read_again_from_its_
 
     catch_up_session(index, home.sessions, "s1", NAMES, writer=Meanwhile(meanwhile))
     catch_up(follower, home.sessions, NAMES)
-    assert _indexed(index) == _indexed(follower)
-    assert {row[1] for row in _indexed(index)[0]} == {"memory-tainted"}
+    assert indexed(index) == indexed(follower)
+    assert {row[1] for row in indexed(index)[0]} == {"memory-tainted"}
 
 
 def test_a_session_found_gone_and_made_again_before_the_write_keeps_its_items(
@@ -127,14 +120,14 @@ def test_a_session_found_gone_and_made_again_before_the_write_keeps_its_items(
 ) -> None:
     write_log(home, "s1", turn("heron one", "r1"))
     catch_up(index, home.sessions, NAMES)
-    before = _indexed(index)
+    before = indexed(index)
     # What a scan said before the folder was made again (or an event named it gone).
     catch_up(index, home.sessions, NAMES, changed=[Change("s1", None)])
-    assert _indexed(index) == before
+    assert indexed(index) == before
     (home.sessions / "s1" / "0.jsonl").unlink()
     (home.sessions / "s1").rmdir()
     catch_up(index, home.sessions, NAMES, changed=[Change("s1", None)])
-    assert _indexed(index) == ([], [])
+    assert indexed(index) == ([], [])
 
 
 @contextmanager

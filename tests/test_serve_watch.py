@@ -37,6 +37,7 @@ from memoryd.serve.watch import (
     named,
     watch,
 )
+from rows import indexed
 
 
 def recalled_within(service: Service, query: str, seconds: float) -> str:
@@ -234,13 +235,5 @@ def test_loops_appending_and_recalling_beside_the_watcher_leave_the_index_whole(
     assert not failures, failures
     with Index(tmp_path / "whole.sqlite") as whole:
         catch_up(whole, home.sessions, service.names)
-        assert _indexed(service.indexes.index) == _indexed(whole)
+        assert indexed(service.indexes.index) == indexed(whole)
     service.close()
-
-
-def _indexed(index: Index) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    items = index.conn.execute(
-        "SELECT key, tag, class, kind, who, at, text FROM items ORDER BY key"
-    ).fetchall()
-    logs = index.conn.execute("SELECT * FROM logs ORDER BY session").fetchall()
-    return items, logs
