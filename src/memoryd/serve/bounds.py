@@ -23,6 +23,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from memoryd.errors import MemorydError
 from memoryd.serve import footprint
+from memoryd.serve.notify import READY, STOPPING, notify
 
 GRACE = 3
 """How long a shutdown waits for the requests in flight, in seconds."""
@@ -64,7 +65,8 @@ def stopping(server: uvicorn.Server) -> Iterator[None]:
 
 class _Server(uvicorn.Server):
     """uvicorn, except that a SIGTERM or SIGINT ends `serve` without raising the signal again
-    (uvicorn re-raises it, which would end the process with the signal, not status 0)."""
+    (uvicorn re-raises it, which would end the process with the signal, not status 0), and
+    that it tells systemd when it serves and when it stops (`notify`: a `Type=notify` unit)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -73,9 +75,18 @@ class _Server(uvicorn.Server):
             yield
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        """Start serving, at most `footprint.THREADS` requests at once."""
+        """Start serving, at most `footprint.THREADS` requests at once; then, once the socket is
+        accepted from, tell systemd the daemon is ready."""
         footprint.few_threads()
         await super().startup(sockets)
+        if self.started and not self.should_exit:
+            notify(READY)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Stop serving; systemd is told at the first signal."""
+        if not self.should_exit:
+            notify(STOPPING)
+        super().handle_exit(sig, frame)
 
 
 def _setting(name: str, default: float, whole: bool = False) -> float:
