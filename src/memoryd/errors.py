@@ -21,6 +21,7 @@ Every error says what went wrong and what the person reading it should do next::
     ├── ForgetError               a forget names nothing there is, or is not the owner's
     ├── DaemonError               the daemon refused a request or cannot be reached (client)
     ├── ConnectError              a host's transcripts or settings cannot be read or written
+    ├── ServiceError              the login service's unit cannot be written, or is not ours
     └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge (`disk_problem` says what an
@@ -135,6 +136,11 @@ class JournalFullError(JournalError, NoSpaceError):
 class ConnectError(MemorydError):
     """`memoryd connect` cannot read a host's transcripts or its own state, or cannot write
     the host's settings."""
+
+
+class ServiceError(MemorydError):
+    """`memoryd service` cannot write, start or remove the unit (or launchd agent) that serves a
+    home, or the file in its place is not one memoryd wrote for that home."""
 
 
 class LockError(MemorydError):

@@ -1,0 +1,100 @@
+"""A user of the test's own for `memoryd service`: HOME in tmp_path, no service manager reachable
+(`systemctl --user` works on the unit files alone), and systemd's own tools, which `make test`
+installs (Debian's `systemd`): a test needing one fails loudly without it, never skips."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TOOLS = ("systemctl", "systemd-analyze", "systemd-escape")
+"""systemd's tools the tests run."""
+
+
+@dataclass(frozen=True)
+class User:
+    """The test's user: their home folder and the folder their user units go in."""
+
+    folder: Path
+    runtime: Path
+
+    @property
+    def units(self) -> Path:
+        """`~/.config/systemd/user`."""
+        return self.folder / ".config" / "systemd" / "user"
+
+
+@pytest.fixture
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> User:
+    """The test's user, named by HOME (nothing reaches the real ~/.config), with a runtime
+    folder of their own where no service manager listens."""
+    folder = tmp_path / "me"
+    folder.mkdir()
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    return User(folder, runtime)
+
+
+def tool(name: str) -> str:
+    """The path of systemd's tool `name`; the test fails, saying what to install, without it."""
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(
+            f"{name} is missing: install Debian's systemd (apt-get install -y "
+            "--no-install-recommends systemd) to run the service tests; `make test` does it as root"
+        )
+    return found
+
+
+def everything(folder: Path) -> dict[str, str]:
+    """Every path under `folder` and what it is (a file's bytes' text, a link's target)."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if path.is_symlink():
+            found[name] = f"-> {path.readlink()}"
+        elif path.is_file():
+            found[name] = path.read_text(errors="replace")
+        else:
+            found[name] = "/"
+    return found
+
+
+def verify(user: User, unit: Path) -> subprocess.CompletedProcess[str]:
+    """`systemd-analyze verify --user` on the unit file, as the test's user."""
+    return subprocess.run(
+        [tool("systemd-analyze"), "verify", "--user", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(user),
+        check=False,
+    )
+
+
+def environment(user: User) -> dict[str, str]:
+    """The environment of systemd's tools run as the test's user: no bus to a manager."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "DBUS_"))}
+    return {**kept, "HOME": str(user.folder), "XDG_RUNTIME_DIR": str(user.runtime)}
+
+
+def exec_start(unit_text: str) -> list[str]:
+    """The command line `ExecStart=` runs, read as systemd.service(5) says: words in double
+    quotes as a shell's (`\\\\` and `\\"` escaped), `%%` a `%`, and in the arguments (never the
+    program) `$$` a `$`."""
+    line = next(line for line in unit_text.splitlines() if line.startswith("ExecStart="))
+    value = line.removeprefix("ExecStart=")
+    assert "%" not in value.replace("%%", ""), "a specifier other than %%"
+    words = shlex.split(value.replace("%%", "%"))
+    assert all("$" not in w.replace("$$", "") for w in words[1:]), "a variable systemd expands"
+    return [words[0], *(w.replace("$$", "$") for w in words[1:])]
