@@ -61,6 +61,7 @@ LAZY = {
     "connect": "memoryd.connect.commands:connect_group",
     "forget": "memoryd.forget.commands:forget_command",
     "memory": "memoryd.memory.commands:memory_group",
+    "service": "memoryd.service.commands:service_group",
     "sync": "memoryd.honcho.commands:sync_command",
     "window": "memoryd.window.command:window_command",
 }
