@@ -38,6 +38,8 @@ def test_the_unit_waits_for_the_socket_restarts_on_failure_keeps_files_private()
         "# `memoryd service uninstall` removes it; add settings with `systemctl --user edit`.\n"
         "[Unit]\n"
         "Description=memoryd serving /home/me/agent\n"
+        "StartLimitIntervalSec=120\n"
+        "StartLimitBurst=5\n"
         "\n"
         "[Service]\n"
         "Type=notify\n"

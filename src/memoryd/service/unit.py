@@ -100,7 +100,8 @@ def argument_word(text: str) -> str:
 def unit(home: Path, program: list[str], name: str) -> Unit:
     """The unit serving `home` with `program` (this memoryd: its script, or Python and `-m
     memoryd`), its first line the mark: `Type=notify` (started once the socket answers),
-    restarted when it fails, files made 0600 and folders 0700, no network awaited."""
+    restarted 5 s after it fails (given up after 5 failed starts in 2 minutes), files made 0600
+    and folders 0700, no network awaited."""
     where = checked(str(home), "the home's path")
     words = [*(argument_word(a) for a in program[1:]), "serve", "--home", argument_word(where)]
     command = " ".join([program_word(program[0]), *words])
@@ -111,6 +112,8 @@ def unit(home: Path, program: list[str], name: str) -> Unit:
             "# `memoryd service uninstall` removes it; add settings with `systemctl --user edit`.",
             "[Unit]",
             f"Description=memoryd serving {where.replace('%', '%%')}",
+            "StartLimitIntervalSec=120",
+            "StartLimitBurst=5",
             "",
             "[Service]",
             "Type=notify",
