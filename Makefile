@@ -46,12 +46,24 @@ $(CHROMIUM):
 	  echo "make: $(CHROMIUM) is missing: the window's browser tests need Debian's chromium (as root: apt-get install -y --no-install-recommends chromium)" >&2; exit 1; \
 	fi
 
+# The service tests check memoryd's systemd unit with systemd's own tools (systemd-analyze
+# verify, systemd-escape, systemctl --user enable on the unit files, which needs no running
+# manager): Debian's systemd, installed as chromium is when missing.
+SYSTEMD := /usr/bin/systemd-analyze
+
+$(SYSTEMD):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends systemd; \
+	else \
+	  echo "make: $(SYSTEMD) is missing: the service tests need Debian's systemd (as root: apt-get install -y --no-install-recommends systemd)" >&2; exit 1; \
+	fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 
-test: lint $(INSPECTOR) $(CHROMIUM)
+test: lint $(INSPECTOR) $(CHROMIUM) $(SYSTEMD)
 	$(BIN)/pytest -q
 
 demo: $(STAMP)

@@ -30,6 +30,7 @@ COMMANDS = [
     "recall",
     "reindex",
     "serve",
+    "service",
     "status",
     "sync",
     "window",
@@ -52,6 +53,7 @@ OTHER_COMMANDS = {
     "memoryd.connect.commands",
     "memoryd.forget.commands",
     "memoryd.honcho.commands",
+    "memoryd.service.commands",
     "memoryd.window.command",
 }
 """The modules of commands `recall`, `block`, `memory` and `mcp` do not run."""
