@@ -24,17 +24,47 @@ class Manager(Protocol):
     """A user's service manager, as the three verbs use it (`Systemd`, `Launchd`)."""
 
     kind: str
+    """What it calls its unit, for messages: `systemd user unit`, `launchd agent`."""
 
-    def folder(self) -> Path: ...
-    def name(self, home: Path, default: Path) -> str: ...
-    def build(self, home: Path, program: list[str], name: str) -> Unit: ...
-    def written_for(self, text: str) -> Path | None: ...
-    def started(self, name: str, path: Path, changed: bool) -> list[str]: ...
-    def stopped(self, name: str, path: Path) -> list[str]: ...
-    def removed(self, name: str) -> None: ...
-    def enabled(self, name: str, path: Path) -> bool: ...
-    def running(self, name: str) -> str | None: ...
-    def log(self, name: str, home: Path) -> str: ...
+    def folder(self) -> Path:
+        """Where the user's units are."""
+        ...
+
+    def name(self, home: Path, default: Path) -> str:
+        """The file name of the unit serving `home` (`default`: the default home)."""
+        ...
+
+    def build(self, home: Path, program: list[str], name: str) -> Unit:
+        """The unit `name` serving `home` with `program`."""
+        ...
+
+    def written_for(self, text: str) -> Path | None:
+        """The home a unit's text says memoryd wrote it for; None: not memoryd's."""
+        ...
+
+    def started(self, name: str, path: Path, home: Path, changed: bool) -> list[str]:
+        """Enable and start the unit just written (`changed`) or found; what was done."""
+        ...
+
+    def stopped(self, name: str, path: Path) -> list[str]:
+        """Stop the unit and undo its enabling, before its file goes; what was done."""
+        ...
+
+    def removed(self, name: str) -> None:
+        """Tell the manager the unit's file is gone."""
+        ...
+
+    def enabled(self, name: str, path: Path) -> bool:
+        """Whether the unit starts at login."""
+        ...
+
+    def running(self, name: str) -> str | None:
+        """The unit's state as the manager says it; None when no manager answers."""
+        ...
+
+    def log(self, name: str, home: Path) -> str:
+        """Where the daemon's lines go."""
+        ...
 
 
 def manager() -> Manager:
@@ -81,7 +111,7 @@ def install(found: Manager, home: Home, show: bool) -> list[str]:
         done = [f"wrote {path} ({found.kind} serving {home.root})"]
     else:
         done = [f"{path} is this home's {found.kind} already: nothing written"]
-    return done + found.started(name, path, changed)
+    return done + found.started(name, path, home.root, changed)
 
 
 def uninstall(found: Manager, home: Home) -> list[str]:

@@ -32,12 +32,11 @@ class Launchd:
         """`~/Library/LaunchAgents`."""
         return Path.home() / "Library" / "LaunchAgents"
 
-    def started(self, name: str, path: Path, changed: bool) -> list[str]:
+    def started(self, name: str, path: Path, home: Path, changed: bool) -> list[str]:
         """Load the agent at `path` (unloaded first when its file was `changed` and it was
-        loaded): launchd starts it now and at each login. Its log is made first, 0600."""
-        home = agent.written_for(path.read_text("utf-8"))
-        if home is not None and home.is_dir():
-            os.close(open_private(agent.log_path(home), os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+        loaded): launchd starts it now and at each login. Its log is made first in `home`, 0600
+        (launchd would make it with the umask of its own)."""
+        os.close(open_private(agent.log_path(home), os.O_WRONLY | os.O_CREAT | os.O_APPEND))
         if shutil.which("launchctl") is None:
             return [
                 "no launchctl here: the agent is written, but nothing will start it; run "

@@ -34,7 +34,7 @@ class Systemd:
         base = Path(config) if os.path.isabs(config) else Path.home() / ".config"
         return base / "systemd" / "user"
 
-    def started(self, name: str, path: Path, changed: bool) -> list[str]:
+    def started(self, name: str, path: Path, home: Path, changed: bool) -> list[str]:
         """Enable the unit at `path`; start it when a user manager runs (restart it, when its
         file was `changed`: written new or over an older one). What was done, for the owner."""
         if shutil.which("systemctl") is None:
