@@ -18,7 +18,7 @@ from memoryd.home import Home
 from memoryd.service import agent, commands
 from memoryd.service.launchd import Launchd
 from memoryd.service.unit import unit_name
-from service_user import User, environment, everything, exec_start, tool, user, verify  # noqa: F401
+from service_user import User, environment, everything, exec_start, tool, verify
 from test_serve_daemon import Daemon
 
 
@@ -37,13 +37,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def named(user: User, home: Path) -> Path:  # noqa: F811
+def named(user: User, home: Path) -> Path:
     """The unit file of `home`."""
     return user.units / unit_name(home, commands.default_home())
 
 
 def test_print_shows_the_unit_and_writes_nothing(
-    user: User,  # noqa: F811
+    user: User,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -56,7 +56,7 @@ def test_print_shows_the_unit_and_writes_nothing(
 
 
 def test_install_writes_a_unit_systemd_verifies_and_enables_it_with_one_link(
-    user: User,  # noqa: F811
+    user: User,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -98,7 +98,7 @@ def test_install_writes_a_unit_systemd_verifies_and_enables_it_with_one_link(
 
 
 def test_the_default_home_is_memoryd_service_and_its_log_the_journal_of_it(
-    user: User,  # noqa: F811
+    user: User,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     default = user.folder / ".local" / "share" / "memoryd"
@@ -115,7 +115,7 @@ def test_the_default_home_is_memoryd_service_and_its_log_the_journal_of_it(
 
 
 def test_a_reinstall_after_memoryd_moved_rewrites_its_own_unit(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -137,7 +137,7 @@ def test_a_reinstall_after_memoryd_moved_rewrites_its_own_unit(
     ],
 )
 def test_a_unit_the_user_wrote_is_never_overwritten_nor_removed(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
     theirs: str | bytes,
@@ -157,7 +157,7 @@ def test_a_unit_the_user_wrote_is_never_overwritten_nor_removed(
 
 
 def test_a_link_in_the_units_place_is_the_users(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -175,7 +175,7 @@ def test_a_link_in_the_units_place_is_the_users(
 
 
 def test_the_default_homes_unit_written_for_another_home_is_refused(
-    user: User,  # noqa: F811
+    user: User,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -191,7 +191,7 @@ def test_the_default_homes_unit_written_for_another_home_is_refused(
 
 
 def test_uninstall_removes_exactly_what_install_wrote(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -215,7 +215,7 @@ def test_uninstall_removes_exactly_what_install_wrote(
 
 
 def test_uninstall_leaves_no_file_and_no_folder_enable_made(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -229,7 +229,7 @@ def test_uninstall_leaves_no_file_and_no_folder_enable_made(
 
 
 def test_xdg_config_home_is_where_the_unit_goes(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -247,7 +247,7 @@ def test_xdg_config_home_is_where_the_unit_goes(
 
 
 def test_status_says_a_daemon_answers_when_one_serves_the_home(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -272,7 +272,7 @@ def test_the_unit_runs_the_memoryd_beside_this_python(home: Home) -> None:
 
 
 def test_the_launchd_agent_is_written_once_and_removed_exactly(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
 ) -> None:
     # On Linux, as on a Mac without launchctl: the files alone (launchctl's calls are untested).
@@ -296,7 +296,7 @@ def test_the_launchd_agent_is_written_once_and_removed_exactly(
 
 
 def test_a_launchd_agent_the_user_wrote_is_left_alone(
-    user: User,  # noqa: F811
+    user: User,
     home: Home,
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -15,7 +15,7 @@ from memoryd.errors import ServiceError
 from memoryd.service import agent
 from memoryd.service.unit import argument_word, escape_path, program_word, unit, unit_name
 from memoryd.service.unit import written_for as unit_written_for
-from service_user import User, environment, exec_start, tool, user, verify  # noqa: F401
+from service_user import User, environment, exec_start, tool, verify
 
 PROGRAM = ["/opt/memoryd/bin/memoryd"]
 
@@ -74,7 +74,7 @@ SHARED = [HealthCheck.function_scoped_fixture]
 
 @settings(max_examples=12, suppress_health_check=SHARED)
 @given(NAMES.filter(lambda name: not set(name) & set("\"'\\")))
-def test_systemd_finds_the_program_wherever_it_is(user: User, name: str) -> None:  # noqa: F811
+def test_systemd_finds_the_program_wherever_it_is(user: User, name: str) -> None:
     # The program's path is the one word systemd checks: verify fails unless it is read back
     # exactly, as a file there is that it may run.
     folder = user.folder / "bin" / name
@@ -105,7 +105,7 @@ def test_a_home_a_unit_cannot_hold_is_refused(home: str) -> None:
 @settings(max_examples=40, suppress_health_check=SHARED)
 @given(HOMES)
 def test_a_home_is_escaped_into_its_unit_name_as_systemd_escape_does(
-    user: User,  # noqa: F811
+    user: User,
     home: str,
 ) -> None:
     escaped = subprocess.run(
