@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from honcho_workers import fake, make  # noqa: F401  (fixtures: the fake Honcho, workers to it)
 from memoryd.home import Home
 from memoryd.index import Index
-from service_user import user  # noqa: F401  (a fixture: the test's own user, HOME in tmp_path)
+from service_user import manager, user  # noqa: F401  (fixtures: the test's user, a manager)
 from test_serve_daemon import daemon  # noqa: F401  (a fixture: a daemon serving the test's home)
 from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)
 from window_home import served  # noqa: F401  (a fixture: a daemon serving the window's home)

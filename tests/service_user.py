@@ -98,3 +98,43 @@ def exec_start(unit_text: str) -> list[str]:
     words = shlex.split(value.replace("%%", "%"))
     assert all("$" not in w.replace("$$", "") for w in words[1:]), "a variable systemd expands"
     return [words[0], *(w.replace("$$", "$") for w in words[1:])]
+
+
+@dataclass(frozen=True)
+class Manager:
+    """A `systemctl` first on PATH that answers as one talking to a running user manager: each
+    call's arguments kept, `enable` run by systemd's own (the link), `is-active` answered
+    `active`, and the verb `$MEMORYD_TEST_FAILING` names refused as a failed start is."""
+
+    calls: Path
+
+    def said(self) -> list[str]:
+        """The calls so far, one line each (its arguments), and forgets them."""
+        found = self.calls.read_text().splitlines() if self.calls.exists() else []
+        self.calls.unlink(missing_ok=True)
+        return found
+
+
+@pytest.fixture
+def manager(user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Manager:
+    """A user manager that runs, as `systemctl --user` sees it (`Manager`)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    calls = tmp_path / "systemctl-calls"
+    fake = folder / "systemctl"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> {shlex.quote(str(calls))}\n'
+        'if [ "$2" = "$MEMORYD_TEST_FAILING" ]; then\n'
+        '  echo "Job for $3 failed because the control process exited with error code." >&2\n'
+        "  exit 1\n"
+        "fi\n"
+        'case "$2" in\n'
+        f'  enable) exec {shlex.quote(tool("systemctl"))} "$@" ;;\n'
+        "  is-active) echo active ;;\n"
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("MEMORYD_TEST_FAILING", raising=False)
+    return Manager(calls)

@@ -18,7 +18,7 @@ from memoryd.home import Home
 from memoryd.service import agent, commands
 from memoryd.service.launchd import Launchd
 from memoryd.service.unit import unit_name
-from service_user import User, environment, everything, exec_start, tool, verify
+from service_user import Manager, User, environment, everything, exec_start, tool, verify
 from test_serve_daemon import Daemon
 
 
@@ -309,3 +309,54 @@ def test_a_launchd_agent_the_user_wrote_is_left_alone(
     with pytest.raises(ServiceError, match="memoryd leaves it alone"):
         commands.uninstall(launchd, home)
     assert plist.read_text() == "<plist><dict/></plist>\n"
+
+
+def test_with_a_manager_running_install_starts_status_asks_uninstall_stops(
+    user: User,
+    home: Home,
+    manager: Manager,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = named(user, home.root).name
+    show = "--user show --property=Version"
+    code, out, err = run(capsys, "service", "install")
+    assert (code, err) == (0, ""), err
+    assert manager.said() == [
+        f"--user enable {name}",
+        show,
+        "--user daemon-reload",
+        f"--user restart {name}",
+    ]
+    assert f"enabled and started {name}" in out
+    assert (user.units / "default.target.wants" / name).is_symlink()
+    assert run(capsys, "service", "install")[0] == 0
+    assert manager.said() == [f"--user enable {name}", show, f"--user start {name}"]
+    code, out, _ = run(capsys, "service", "status")
+    assert code == 0 and f"running  active ({name})" in out
+    assert manager.said() == [show, f"--user is-active {name}"]
+    code, out, err = run(capsys, "service", "uninstall")
+    assert (code, err) == (0, ""), err
+    assert manager.said() == [show, f"--user stop {name}", show, "--user daemon-reload"]
+    assert everything(user.units) == {}
+    code, out, _ = run(capsys, "service", "uninstall")
+    assert code == 0 and "nothing to remove" in out
+    assert manager.said() == []
+
+
+def test_a_start_the_manager_refuses_is_an_error_saying_where_to_look(
+    user: User,
+    home: Home,
+    manager: Manager,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MEMORYD_TEST_FAILING", "restart")
+    code, out, err = run(capsys, "service", "install")
+    name = named(user, home.root).name
+    assert code == 1 and out == ""
+    assert err == (
+        f"memoryd: systemctl --user restart {name} failed (Job for {name} failed because the "
+        "control process exited with error code.): see `journalctl --user -xe`, then run "
+        "`memoryd service install` again\n"
+    )
+    assert named(user, home.root).is_file()

@@ -119,10 +119,9 @@ def uninstall(found: Manager, home: Home) -> list[str]:
     file in its place that memoryd did not write is refused, and left."""
     name = found.name(home.root, default_home())
     path = found.folder() / name
-    before = files.existing(path, home.root, found.written_for)
+    if files.existing(path, home.root, found.written_for) is None:
+        return [f"no {found.kind} for {home.root} at {path}: nothing to remove"]
     done = found.stopped(name, path)
-    if before is None:
-        return [*done, f"no {found.kind} for {home.root} at {path}: nothing to remove"]
     files.remove(path)
     found.removed(name)
     return [*done, f"removed {path}"]
