@@ -56,11 +56,15 @@ class Lazy(click.Group):
 
 
 LAZY = {
+    "backup": "memoryd.backup.commands:backup_command",
     "block": "memoryd.memory.commands:block_command",
     "check": "memoryd.memory.commands:check_command",
     "connect": "memoryd.connect.commands:connect_group",
+    "export": "memoryd.backup.commands:export_command",
     "forget": "memoryd.forget.commands:forget_command",
+    "import": "memoryd.backup.commands:import_command",
     "memory": "memoryd.memory.commands:memory_group",
+    "restore": "memoryd.backup.commands:restore_command",
     "service": "memoryd.service.commands:service_group",
     "sync": "memoryd.honcho.commands:sync_command",
     "window": "memoryd.window.command:window_command",

@@ -152,6 +152,11 @@ class ForgetError(MemorydError):
     owner."""
 
 
+class BackupError(MemorydError):
+    """A backup, restore, export or import cannot be made: the archive is damaged or unsafe, the
+    home to restore into is not empty, or a file cannot be read or written."""
+
+
 class RecordError(MemorydError):
     """A record sent to be appended to a session log is not a valid record (SPEC section 3)."""
 
