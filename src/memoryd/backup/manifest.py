@@ -76,14 +76,17 @@ class Manifest:
         """The manifest `to_json` wrote; BackupError saying what is wrong with it otherwise."""
         try:
             raw = json.loads(data)
-            if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-                raise ValueError("it is not a memoryd backup's manifest")
-            if raw.get("version") != VERSION:
-                raise ValueError(
-                    f"it is version {raw.get('version')!r} of the format; this memoryd reads "
-                    f"version {VERSION}: restore it with the memoryd that wrote it "
-                    f"({str(raw.get('memoryd'))[:40]})"
-                )
+        except (ValueError, RecursionError) as e:
+            raise BackupError(f"the archive's manifest is damaged: {_said(e)}") from None
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise BackupError("the archive's manifest is damaged: it is no memoryd backup's")
+        if raw.get("version") != VERSION:
+            raise BackupError(
+                f"the archive is version {str(raw.get('version'))[:20]} of memoryd's backup "
+                f"format, and this memoryd reads version {VERSION}: restore it with the memoryd "
+                f"that wrote it ({str(raw.get('memoryd'))[:40]}) or a later one"
+            )
+        try:
             members = tuple(_member(m) for m in raw["members"])
             counts = raw["counts"]
             if not isinstance(counts, dict) or not all(
