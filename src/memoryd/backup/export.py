@@ -67,10 +67,9 @@ def lines(home: Home, memory: Memory, index: Index) -> Iterator[dict[str, Any]]:
         yield {"type": "item", "key": key, "tag": tag, "class": data_class, "kind": kind,
                "who": who, "at": at, "text": redact(text)}  # fmt: skip
     for spec in memory.files:
-        try:
-            text = read_file(memory.path(spec)).decode("utf-8", "replace")
-        except FileNotFoundError:
-            continue
+        if not os.path.lexists(memory.path(spec)):
+            continue  # never written: an import leaves it unwritten too
+        text = read_file(memory.path(spec)).decode("utf-8", "replace")
         yield {"type": "memory", "file": spec.path, "text": redact(text),
                "entries": [redact(e) for e in parse(text).entries]}  # fmt: skip
     for line in read_journal(memory.journal).lines:
