@@ -57,21 +57,38 @@ def redacted(value: Any) -> Any:
 
 def lines(home: Home, memory: Memory, index: Index) -> Iterator[dict[str, Any]]:
     """The export of `home` (its index caught up by the caller), line by line."""
-    yield {"type": "export", "format": FORMAT, "version": VERSION, "memoryd": __version__,
-           "at": stamp(datetime.now(UTC))}  # fmt: skip
+    yield {
+        "type": "export",
+        "format": FORMAT,
+        "version": VERSION,
+        "memoryd": __version__,
+        "at": stamp(datetime.now(UTC)),
+    }
     for folder in session_folders(home.sessions):
         for epoch, path in epoch_logs(home.sessions, folder.name):
             yield from _records(folder.name, epoch, path)
     rows = index.conn.execute("SELECT key, tag, class, kind, who, at, text FROM items ORDER BY id")
     for key, tag, data_class, kind, who, at, text in rows:
-        yield {"type": "item", "key": key, "tag": tag, "class": data_class, "kind": kind,
-               "who": who, "at": at, "text": redact(text)}  # fmt: skip
+        yield {
+            "type": "item",
+            "key": key,
+            "tag": tag,
+            "class": data_class,
+            "kind": kind,
+            "who": who,
+            "at": at,
+            "text": redact(text),
+        }
     for spec in memory.files:
         if not os.path.lexists(memory.path(spec)):
             continue  # never written: an import leaves it unwritten too
         text = read_file(memory.path(spec)).decode("utf-8", "replace")
-        yield {"type": "memory", "file": spec.path, "text": redact(text),
-               "entries": [redact(e) for e in parse(text).entries]}  # fmt: skip
+        yield {
+            "type": "memory",
+            "file": spec.path,
+            "text": redact(text),
+            "entries": [redact(e) for e in parse(text).entries],
+        }
     for line in read_journal(memory.journal).lines:
         yield {"type": "journal", "line": redacted(json.loads(line.to_json()))}
     for record in history(home.memory):
