@@ -165,6 +165,13 @@ def test_a_backup_never_replaces_a_file(home: Home, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "home.tar"]
 
 
+def test_a_backup_into_the_home_is_refused(home: Home, tmp_path: Path) -> None:
+    for inside in (home.root / "b.tar", home.memory / "b.tar", home.sessions / "s1.tar"):
+        with pytest.raises(BackupError, match="is in the home: write the backup outside"):
+            backup(home, inside)
+    assert sorted(p.name for p in home.memory.iterdir()) == ["recalls"]
+
+
 def test_a_restore_into_a_home_that_holds_anything_is_refused(home: Home, tmp_path: Path) -> None:
     a_home(home)
     archive = tmp_path / "home.tar"

@@ -41,9 +41,10 @@ from memoryd.memory.replace import fsync_folder
 DATABASES = ("index.sqlite", "honcho.sqlite")
 """The SQLite files of `memory/`, copied through the backup API (the index only when asked)."""
 
-_LEFT = re.compile(r"(index|honcho)\.sqlite.*|.*\.lock|\.?forgetting\.json\.tmp.*")
+_LEFT = re.compile(r"(index|honcho)\.sqlite.*|.*\.lock|\..*\.tmp")
 """What in `memory/` is not copied as a file: the databases (and their WAL, a reindex's or a
-damaged copy), the locks, and a temporary file a rename has yet to put in place."""
+damaged copy), the locks, and the temporary file of an atomic replace (`replace.temporary`:
+one a crash left is a whole copy of a file as it was, a forgotten entry maybe with it)."""
 
 _LOG = re.compile(r"\d+\.jsonl")
 """A session log's name in its session's folder (SPEC section 3)."""
@@ -58,14 +59,15 @@ class _Writer:
     tar: tarfile.TarFile
     members: list[Member] = field(default_factory=list)
 
-    def add(self, path: str, source: BinaryIO, size: int, mtime: float) -> None:
+    def add(self, path: str, source: BinaryIO, size: int, mtime: float) -> int:
         """Add `size` bytes of `source` as the member `path`, 0600, owned by nobody in
-        particular (a restore makes every file the restoring user's)."""
+        particular (a restore makes every file the restoring user's); how many lines it holds."""
         info = tarfile.TarInfo(path)
         info.size, info.mode, info.mtime = size, FILE_MODE, int(mtime)
         hashing = _Hashing(source)
         self.tar.addfile(info, hashing)
         self.members.append(Member(path, size, hashing.digest.hexdigest()))
+        return hashing.lines
 
     def add_bytes(self, path: str, data: bytes, mtime: float) -> None:
         """Add `data` as the member `path`."""
@@ -73,12 +75,13 @@ class _Writer:
 
 
 class _Hashing(io.RawIOBase):
-    """A reader of `source` that hashes what is read through it."""
+    """A reader of `source` that hashes what is read through it and counts its lines."""
 
     def __init__(self, source: BinaryIO) -> None:
         super().__init__()
         self.source = source
         self.digest = hashlib.sha256()
+        self.lines = 0
 
     def readable(self) -> bool:
         """Always: it is read from."""
@@ -88,6 +91,7 @@ class _Hashing(io.RawIOBase):
         """Up to `size` bytes of the source, hashed."""
         data = self.source.read(size)
         self.digest.update(data)
+        self.lines += data.count(b"\n")
         return data
 
 
@@ -97,7 +101,10 @@ def backup(home: Home, target: Path, index: bool = True) -> Manifest:
     home.require()
     if os.path.lexists(target):
         raise BackupError(f"{target} exists: name a new file, or remove that one first")
-    folder = target.parent if str(target.parent) else Path(".")
+    folder = target.parent
+    if folder.resolve().is_relative_to(home.root.resolve()):
+        # It would be written while the home is copied, and copied into itself.
+        raise BackupError(f"{target} is in the home: write the backup outside {home.root}")
     try:
         staging = Path(tempfile.mkdtemp(prefix=".memoryd-backup-", dir=folder))
     except OSError as e:
@@ -251,15 +258,10 @@ def _copy_lines(writer: _Writer, name: str, path: Path, size: int) -> tuple[int,
     with opened as f:
         end = _whole_lines(f, size)
         f.seek(max(0, end - _BLOCK))
-        tail = f.read(end - max(0, end - _BLOCK))
+        tail = f.read(end - f.tell())
         f.seek(0)
-        lines = 0
-        while f.tell() < end:
-            lines += f.read(min(_BLOCK, end - f.tell())).count(b"\n")
-        f.seek(0)
-        writer.add(name, f, end, os.fstat(f.fileno()).st_mtime)
-    last = tail[:-1].rpartition(b"\n")[2]
-    return lines, last
+        lines = writer.add(name, f, end, os.fstat(f.fileno()).st_mtime)
+    return lines, tail[:-1].rpartition(b"\n")[2]
 
 
 def _line_id(line: bytes) -> int:
