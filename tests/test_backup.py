@@ -3,6 +3,7 @@ loop appends, restored into an empty home byte for byte at the archive's point."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import stat
@@ -24,10 +25,12 @@ from memoryd.errors import BackupError
 from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.indexed import recalled
+from memoryd.lock import locked
 from memoryd.memory.edits import OWNER, Request, edit
 from memoryd.memory.files import Memory
 from memoryd.memory.journal import Op
 from memoryd.memory.journal import read as read_journal
+from memoryd.memory.writer import append
 from test_serve_daemon import ANSWER, Daemon, until
 
 QUERIES = ("heron weir", "otter", "note", "badger river", "kingfisher")
@@ -335,3 +338,35 @@ def test_a_secret_in_a_turn_is_in_the_archive_only_where_the_home_holds_it(
                 assert secret.encode() not in data, member.name
     hits = [p for p, data in files(home.root).items() if secret.encode() in data]
     assert hits == ["sessions/s1/0.jsonl"]
+
+
+def test_the_memory_files_are_copied_as_the_journal_line_they_are_at_left_them(
+    home: Home, tmp_path: Path
+) -> None:
+    a_home(home)
+    journal = home.memory / "journal.jsonl"
+    notes = home.memory / "notes.md"
+    last = read_journal(journal).lines[-1]
+    text = notes.read_bytes() + b"\nAn edit under way.\n"
+    archive = tmp_path / "home.tar"
+    done = threading.Event()
+
+    def taken() -> None:
+        backup(home, archive)
+        done.set()
+
+    with locked(home.root / "memoryd.lock"):
+        # An edit under way, as an edit makes it holding the lock: its line journalled first,
+        # its file replaced after.
+        line = dataclasses.replace(last, id=last.id + 1, op=Op.ADD, before=last.after,
+                                   after=hashlib.sha256(text).hexdigest(), removed=(),
+                                   added=("An edit under way.",))  # fmt: skip
+        append(journal, line)
+        worker = threading.Thread(target=taken)
+        worker.start()
+        assert not done.wait(1.0), "the backup copied the memory files during an edit"
+        notes.write_bytes(text)
+    worker.join()
+    new = restored(archive, tmp_path)
+    assert (new.memory / "notes.md").read_bytes() == text
+    assert read_journal(new.memory / "journal.jsonl").lines[-1] == line

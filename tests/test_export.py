@@ -164,3 +164,19 @@ def test_memoryd_export_writes_a_new_file_0600(home: Home, tmp_path: Path) -> No
     again = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "exists: name a new file" in again.stderr
     assert Index(home.index).count() == 2
+
+
+def test_an_item_an_older_memoryd_indexed_with_a_secret_in_it_is_exported_without(
+    home: Home,
+) -> None:
+    # An index written before memoryd knew a kind of secret holds it as it was: the export
+    # removes it as it writes.
+    from memoryd.items import Item
+
+    write_log(home, "s1", turn("the heron", "noted"))
+    with Index(home.index) as index:
+        index.add([Item("s9:1:user", "memory", "private", "said", "owner", "2026-01-01T00:00:00Z",
+                        f"an old item holding {SECRET}")])  # fmt: skip
+    found = exported(home)
+    assert "an old item holding [secret removed]" in [x.get("text") for x in found]
+    assert SECRET not in json.dumps(found)

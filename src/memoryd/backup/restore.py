@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from memoryd.backup.manifest import NAME, Manifest, path_problem
+from memoryd.backup.manifest import NAME, Manifest
 from memoryd.errors import BackupError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.memory.replace import fsync_folder
@@ -76,9 +76,6 @@ def checked(archive: Path) -> Manifest:
                     raise BackupError(f"{damaged} (its manifest is too large)")
                 manifest = Manifest.from_json(source.read())
                 continue
-            problem = path_problem(member.name)
-            if problem is not None:
-                raise BackupError(f"{archive}: member {n}: {problem}: nothing was restored")
             found[member.name] = (member.size, _digest(source))
     if manifest is None:
         raise BackupError(f"{damaged} (it has no manifest: was it cut short?)")
