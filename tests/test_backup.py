@@ -4,8 +4,10 @@ loop appends, restored into an empty home byte for byte at the archive's point."
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -370,3 +372,18 @@ def test_the_memory_files_are_copied_as_the_journal_line_they_are_at_left_them(
     new = restored(archive, tmp_path)
     assert (new.memory / "notes.md").read_bytes() == text
     assert read_journal(new.memory / "journal.jsonl").lines[-1] == line
+
+
+def test_a_backup_onto_a_file_system_without_links_is_renamed_into_place(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FAT and exFAT (a USB stick) refuse a hard link with EPERM.
+    def refused(*_: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    a_home(home)
+    monkeypatch.setattr(os, "link", refused)
+    archive = tmp_path / "home.tar"
+    backup(home, archive)
+    assert answers(restored(archive, tmp_path)) == answers(home)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "home.tar", "restored"]

@@ -14,6 +14,7 @@ index, so they hold at least what it read: a restore catches the index up with t
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
@@ -118,8 +119,7 @@ def backup(home: Home, target: Path, index: bool = True) -> Manifest:
                 manifest = _taken(home, _Writer(tar), staging, index)
             out.flush()
             os.fsync(out.fileno())
-        # A link, not a rename: one made at `target` meanwhile is never replaced.
-        os.link(partial, target)
+        _put(partial, target)
         fsync_folder(folder)
     except FileExistsError:
         raise BackupError(f"{target} exists: name a new file, or remove that one first") from None
@@ -128,6 +128,19 @@ def backup(home: Home, target: Path, index: bool = True) -> Manifest:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return manifest
+
+
+def _put(partial: Path, target: Path) -> None:
+    """`partial` put at `target`: by a link, so that a file made at `target` meanwhile is never
+    replaced; by a rename where the file system has no links (FAT, exFAT, some network shares)."""
+    try:
+        os.link(partial, target)
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "exists", str(target)) from None
+        os.rename(partial, target)
 
 
 def _taken(home: Home, writer: _Writer, staging: Path, index: bool) -> Manifest:
