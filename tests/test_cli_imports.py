@@ -21,14 +21,18 @@ from memoryd.home import Home
 from test_serve_daemon import Daemon
 
 COMMANDS = [
+    "backup",
     "block",
     "check",
     "connect",
+    "export",
     "forget",
+    "import",
     "mcp",
     "memory",
     "recall",
     "reindex",
+    "restore",
     "serve",
     "service",
     "status",
@@ -50,6 +54,7 @@ SERVER_STACK = {
 """Third-party packages a command run on the home itself, without a daemon, never needs."""
 
 OTHER_COMMANDS = {
+    "memoryd.backup.commands",
     "memoryd.connect.commands",
     "memoryd.forget.commands",
     "memoryd.honcho.commands",
