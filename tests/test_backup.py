@@ -387,3 +387,12 @@ def test_a_backup_onto_a_file_system_without_links_is_renamed_into_place(
     backup(home, archive)
     assert answers(restored(archive, tmp_path)) == answers(home)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "home.tar", "restored"]
+
+
+def test_a_home_whose_path_holds_what_a_uri_means_backs_up(tmp_path: Path) -> None:
+    odd = Home(tmp_path / "a?b#c%20d").create()
+    write_log(odd, "s1", turn("the heron nests by the weir", "noted"))
+    before = answers(odd)
+    archive = tmp_path / "odd.tar"
+    assert backup(odd, archive).counts["items"] == 2
+    assert answers(restored(archive, tmp_path)) == before

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
+from urllib.request import pathname2url
 
 from memoryd import __version__
 from memoryd.backup.manifest import NAME, Manifest, Member, path_problem
@@ -170,7 +171,9 @@ def _database(live: Path, copy: Path) -> Path | None:
     if not live.is_file() or live.is_symlink():
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{live}?mode=ro", uri=True)) as source:
+        # Read-only: the copy never writes the live file (nor migrates an older one).
+        uri = f"file:{pathname2url(str(live))}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as source:
             fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
             os.close(fd)
             with contextlib.closing(sqlite3.connect(copy)) as target:
