@@ -64,7 +64,7 @@ def test_what_the_home_forgot_after_the_backup_is_forgotten_again_in_the_restore
     again = tmp_path / "again"
     done = memoryd("restore", str(archive), "--home", str(again), "--forgotten", str(forgotten))
     assert done.returncode == 0, done.stderr
-    assert "forgot again 4 of what 3 forgets since the backup forgot" in done.stdout
+    assert "forgot again 4 keys of the 3 forgets recorded since the backup" in done.stdout
     assert not [text for text in gone if text in everything(again)]
     assert b"heron" in everything(again)
     assert "herons" in (again / "memory" / "notes.md").read_text()

@@ -55,15 +55,20 @@ def backup_command(file: Path, no_index: bool, home_dir: str | None) -> None:
 def restore_command(file: Path, forgotten: Path | None, home_dir: str | None) -> None:
     """Restore the archive FILE into the home (--home NEW: a new or empty folder)."""
     home = resolve(home_dir)
+    since = None
+    if forgotten is not None:
+        from memoryd.backup.forgotten import newer, reapply
+
+        # Read before anything is restored: a file that cannot be read stops the restore.
+        since = newer(forgotten, restoring.checked(file).at)
     manifest = restoring.restore(file, home)
     _caught_up(home, rebuild=not manifest.index)
     click.echo(f"restored {_counted(manifest.counts)} taken at {manifest.at} into {home.root}")
-    if forgotten is not None:
-        from memoryd.backup.forgotten import reapply
-
-        done = reapply(home, forgotten, manifest.at)
+    if since is not None:
+        done = reapply(home, since)
         click.echo(
-            f"forgot again {done.forgotten} of what {done.records} forgets since the backup forgot"
+            f"forgot again {done.forgotten} keys of the {done.records} forgets recorded since "
+            "the backup"
         )
         for key in done.unfound:
             click.echo(

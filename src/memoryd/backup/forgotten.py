@@ -57,10 +57,9 @@ def newer(path: Path, since: str) -> list[list[str]]:
     return found
 
 
-def reapply(home: Home, path: Path, since: str) -> Reapplied:
-    """Forget again in `home` what `path` records forgotten after `since` (the module's
-    docstring)."""
-    records = newer(path, since)
+def reapply(home: Home, records: list[list[str]]) -> Reapplied:
+    """Forget again in `home` the keys of each of `records` (`newer`'s), as the module's
+    docstring says."""
     forgotten, unfound = 0, []
     with local(home) as place:
         for keys in records:
