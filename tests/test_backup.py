@@ -216,11 +216,13 @@ def test_a_backup_while_the_daemon_serves_the_loop_appends_and_a_forget_runs_is_
             )
 
     def editor() -> None:
+        # Edits until the backup is done: each entry added, then removed (the file's budget).
         n = 0
-        while not stop.is_set() and n < 40:
+        while not stop.is_set():
             n += 1
             now = datetime.now(UTC)
             edit(memory, Request(Op.ADD, "notes.md", text=f"Edit number {n}."), OWNER, now)
+            edit(memory, Request(Op.REMOVE, "notes.md", old=f"Edit number {n}."), OWNER, now)
 
     def forgetter() -> None:
         with daemon.client() as client:
