@@ -216,9 +216,9 @@ def test_a_backup_while_the_daemon_serves_the_loop_appends_and_a_forget_runs_is_
             )
 
     def editor() -> None:
-        # Edits until the backup is done: each entry added, then removed (the file's budget).
+        # Edits while the backup runs: each entry added, then removed (the file's budget).
         n = 0
-        while not stop.is_set():
+        while not stop.is_set() and n < 40:
             n += 1
             now = datetime.now(UTC)
             edit(memory, Request(Op.ADD, "notes.md", text=f"Edit number {n}."), OWNER, now)
