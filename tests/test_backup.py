@@ -161,6 +161,15 @@ def test_a_log_line_being_written_is_left_out_and_the_restored_index_catches_up(
     assert "heron" in recalled(new, False, "heron", 5, None).text
 
 
+def test_a_home_with_no_index_yet_backs_up_without_one(home: Home, tmp_path: Path) -> None:
+    write_log(home, "s1", turn("the heron nests by the weir", "noted"))
+    manifest = backup(home, tmp_path / "home.tar")
+    assert not manifest.index and "items" not in manifest.counts
+    assert (
+        "heron" in recalled(restored(tmp_path / "home.tar", tmp_path), False, "heron", 5, None).text
+    )
+
+
 def test_a_backup_never_replaces_a_file(home: Home, tmp_path: Path) -> None:
     archive = tmp_path / "home.tar"
     archive.write_bytes(b"mine")

@@ -149,9 +149,7 @@ def _taken(home: Home, writer: _Writer, staging: Path, index: bool) -> Manifest:
     counts: dict[str, int] = {}
     with exclusive(home):
         at = stamp(datetime.now(UTC))
-        for name in DATABASES:
-            if name == DATABASES[0] and not index:
-                continue
+        for name in DATABASES if index else DATABASES[1:]:
             copied = _database(home.memory / name, staging / name)
             if copied is not None:
                 with copied.open("rb") as f:
@@ -161,7 +159,8 @@ def _taken(home: Home, writer: _Writer, staging: Path, index: bool) -> Manifest:
                 copied.unlink()
         journal_line = _memory(home, writer, counts)
         _sessions(home, writer, counts)
-    manifest = Manifest(at, __version__, journal_line, index, counts, tuple(writer.members))
+    held = "items" in counts  # a home not indexed yet has no index to copy
+    manifest = Manifest(at, __version__, journal_line, held, counts, tuple(writer.members))
     writer.add_bytes(NAME, manifest.to_json(), datetime.now(UTC).timestamp())
     return manifest
 
