@@ -1,4 +1,4 @@
-"""Makes `src/memoryd/confusables.py`, the look-alike table, from Unicode's confusables table.
+"""Makes `src/memoryd/text/confusables.py`, the look-alike table, from Unicode's confusables table.
 
 Not a benchmark: the generator of a table memoryd reads (kept here, where the lint runs). Its
 input is `confusables.txt` of the Unicode Security Mechanisms (UTS #39), any version; nothing
@@ -37,7 +37,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parent.parent / "src" / "memoryd" / "confusables.py"
+TARGET = Path(__file__).resolve().parent.parent / "src" / "memoryd" / "text" / "confusables.py"
 MIDDLE_DOT = "\u00b7"
 _VERSION = re.compile(r"#\s*Version:\s*(\S+)")
 _WIDTH = 100  # ruff's line length
@@ -190,7 +190,7 @@ def _string_lines(chars: list[str], indent: str) -> Iterator[str]:
 
 
 def module(version: str, table: dict[str, str], dots: set[str]) -> str:
-    """The text of `memoryd/confusables.py` for these tables."""
+    """The text of `memoryd/text/confusables.py` for these tables."""
     by_target: dict[str, list[str]] = {}
     for char, target in sorted(table.items()):
         by_target.setdefault(target, []).append(char)

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 
 from corpus import messages
-from memoryd import boundary
-from memoryd.secrets import redact
+from memoryd.text import boundary
+from memoryd.text.secrets import redact
 
 WORDS = ("café", "naïve", "Привет", "σπίτι", "—", "“ok”", "日本語", "Zoë")
 RUSSIAN = "Привет, как дела? Сегодня хорошая погода, и мы пойдём гулять в парк. " * 3

@@ -27,7 +27,7 @@ from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
 from memoryd.sessions import Progress
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 from test_cli import memoryd
 
 NAMES = Names(agent="boxmaker", owner="kyle")

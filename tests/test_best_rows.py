@@ -14,7 +14,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.relevance import fold, idf
 from memoryd.search import best_rows
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 from memoryd.weights import Weights
 
 # Words whose cores stand inside others (`at` in `that`, `so` in `also`), forms of one stem

@@ -12,16 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logs import AT
-from memoryd import boundary
 from memoryd import config as config_file
-from memoryd.confusables import DOTS
 from memoryd.errors import CheckError, ConfigError, DamagedLogError, MemorydError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.items import Hit, Item
 from memoryd.recall import recall, source
-from memoryd.secrets import REMOVED
-from memoryd.text import header, item, snippet
+from memoryd.text import boundary
+from memoryd.text.answer import header, item, snippet
+from memoryd.text.confusables import DOTS
+from memoryd.text.secrets import REMOVED
 
 KEY = "sk-ant-" + "api03-" + "Zx9_" * 20
 TAG = "<|" + "im_start" + "|>"

@@ -38,7 +38,7 @@ from memoryd.recall import recall, searched
 from memoryd.records import Kind, Role, parse_line
 from memoryd.reindex import reindex
 from memoryd.sessions import Progress
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 from test_cli import memoryd
 from test_serve_daemon import Daemon
 

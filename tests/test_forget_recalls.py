@@ -24,7 +24,7 @@ from memoryd.forget import recalls
 from memoryd.forget.entries import digest
 from memoryd.home import Home
 from memoryd.recall import log
-from memoryd.stopwords import STOP_WORDS
+from memoryd.text.stopwords import STOP_WORDS
 from test_cli import memoryd
 from test_serve_daemon import Daemon
 from window_home import made, opened

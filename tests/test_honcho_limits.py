@@ -18,7 +18,7 @@ from memoryd.errors import HonchoError
 from memoryd.honcho.client import MAX_CONTENT, Honcho, MessageIn, honcho_time
 from memoryd.honcho.forget import content_hash, remove
 from memoryd.honcho.state import Item
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 
 KEY = "hch-test-key-0123456789abcdef"
 HONCHO_TIME = TypeAdapter(datetime)  # what Honcho's MessageCreate validates created_at with

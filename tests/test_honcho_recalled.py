@@ -29,7 +29,7 @@ from memoryd.honcho.recalled import (
     words,
 )
 from memoryd.labels import DataClass, Label
-from memoryd.text import SNIPPET
+from memoryd.text.answer import SNIPPET
 
 READ = Source("boxmaker2", "boxmaker2", "boxmaker2", False, DataClass.PRIVATE)
 RIFT = Source("rift", "rift", "rift", False, DataClass.PRIVATE)

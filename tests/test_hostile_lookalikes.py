@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from logs import turn, write_log
 from memoryd.cli import cli
-from memoryd.confusables import ASCII
 from memoryd.errors import CheckError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.recall import recall
-from memoryd.secrets import REMOVED
+from memoryd.text.confusables import ASCII
+from memoryd.text.secrets import REMOVED
 from test_cli import memoryd
 from test_secrets import KEYS, SEPARATORS, written_keys
 from transcripts import Claude, write

@@ -16,7 +16,7 @@ from memoryd.indexer import Names, catch_up
 from memoryd.items import Item
 from memoryd.reindex import reindex
 from memoryd.schema import MIGRATIONS, connect, migrate
-from memoryd.session_ids import is_session_id
+from memoryd.text.session_ids import is_session_id
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 

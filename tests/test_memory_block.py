@@ -14,7 +14,7 @@ from memoryd.home import Home
 from memoryd.labels import DataClass, Label
 from memoryd.memory.block import header, inert, memory_block, render_block
 from memoryd.memory.files import DEFAULT_FILES, FileSpec, Kind, parse
-from memoryd.text import neutralise
+from memoryd.text.answer import neutralise
 from test_memory_check import HEADER_FORGES, HEADING_FORGES
 from test_memory_support import add, memory_of
 

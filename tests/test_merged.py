@@ -20,7 +20,7 @@ from memoryd.items import Item
 from memoryd.merged import score, some_best
 from memoryd.relevance import fold, idf
 from memoryd.search import some, some_of
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 from memoryd.weights import Weights
 
 WORDS = [f"m{n}" for n in range(30)] + ["café", "naïve", "Übung"]

@@ -28,7 +28,7 @@ from memoryd.search import (
     terms,
 )
 from memoryd.search import FUNCTION as FUNCTION_WEIGHT
-from memoryd.stopwords import content
+from memoryd.text.stopwords import content
 from memoryd.weights import Weights
 
 AT = "2026-09-28T23:19:00Z"

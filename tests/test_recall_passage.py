@@ -12,7 +12,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
 from memoryd.ranking import PASSAGE, Query, score
 from memoryd.search import search, terms
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 
 WORDS = ["blue", "kayak", "mill", "harbour"]
 QUERY = Query.of([*WORDS, "the"], WORDS)

@@ -24,8 +24,8 @@ from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, scor
 from memoryd.recall import recall
 from memoryd.relevance import LONG, Sought, bm25, fold, stems, tokens
 from memoryd.search import DEPTH, Costs, only_common, search, terms
-from memoryd.stems import stem
-from memoryd.stopwords import content
+from memoryd.text.stems import stem
+from memoryd.text.stopwords import content
 
 NAMES = Names("boxmaker", "kyle")
 NOW = datetime(2026, 10, 1, tzinfo=UTC)

@@ -17,7 +17,7 @@ from memoryd.indexer import Names, catch_up
 from memoryd.ranking import core
 from memoryd.relevance import LONG, Sought, bm25, fold, idf, stems, token_count, tokens
 from memoryd.search import Costs, every, every_term, search, some, terms
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 from memoryd.weights import Weights
 
 WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉCOLE", "x1", "42"]

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.confusables import ASCII, VERSION
-from memoryd.folding import fold
-from memoryd.secrets import REMOVED, has_secret, redact
+from memoryd.text.confusables import ASCII, VERSION
+from memoryd.text.folding import fold
+from memoryd.text.secrets import REMOVED, has_secret, redact
 
 BEGIN, END, DASHES = "-----BEGIN ", "-----END ", "-----"
 

@@ -17,9 +17,9 @@ from memoryd.profiles import PROFILED, PROFILES, Profile, Profiles
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, scored
 from memoryd.relevance import LONG, bm25, fold, tokens
 from memoryd.search import search, terms
-from memoryd.stems import stem
-from memoryd.stopwords import content
 from memoryd.tally import Tallies, profiled
+from memoryd.text.stems import stem
+from memoryd.text.stopwords import content
 from memoryd.weights import Weights
 
 AT = "2026-09-28T23:19:00Z"

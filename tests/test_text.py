@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.labels import DataClass
-from memoryd.text import CHAT_TAGS, SNIPPET, header, item, neutralise, snippet, when
+from memoryd.text.answer import CHAT_TAGS, SNIPPET, header, item, neutralise, snippet, when
 
 LT, GT = "<", ">"
 BAR, WIDE_BAR = "|", "\uff5c"

@@ -19,7 +19,6 @@ from typing import Any
 
 import click
 
-from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.errors import NO_SPACE, DaemonError, MemorydError, NoSpaceError, disk_problem
 from memoryd.frozen import frozen_imports
@@ -27,8 +26,9 @@ from memoryd.home import Home, resolve
 from memoryd.labels import Labelled
 from memoryd.options import GROUP_HOME, echo_labelled, home_option, session_id
 from memoryd.recall_limits import K_DEFAULT, K_MAX, QUERY_MAX
-from memoryd.secrets import redact
 from memoryd.serve.client import Client, serves
+from memoryd.text import boundary
+from memoryd.text.secrets import redact
 
 NO_SPACE_STATUS = 75
 """The exit status when the disk is full (sysexits' EX_TEMPFAIL: free space, then retry)."""

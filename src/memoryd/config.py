@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd import boundary
 from memoryd.errors import ConfigError
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, ordered
-from memoryd.secrets import has_secret
+from memoryd.text import boundary
+from memoryd.text.secrets import has_secret
 
 # Tables read by later parts of memoryd; accepted here so that a home configured for them
 # still starts.

@@ -34,7 +34,7 @@ import errno
 import os
 from pathlib import Path
 
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 
 class MemorydError(Exception):

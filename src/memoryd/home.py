@@ -18,8 +18,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd import boundary
 from memoryd.errors import HomeError
+from memoryd.text import boundary
 from memoryd.writers import others_may_write
 
 

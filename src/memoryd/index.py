@@ -21,8 +21,8 @@ from memoryd.items import Hit, Item, LogState
 from memoryd.labels import DataClass
 from memoryd.relevance import fold, stems
 from memoryd.schema import connect
-from memoryd.stems import stem
 from memoryd.store import identity, rollback, set_aside, store_error, translated
+from memoryd.text.stems import stem
 
 Classes = tuple[str, ...] | None
 """The classes a search may show (None: every class)."""

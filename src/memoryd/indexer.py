@@ -21,8 +21,8 @@ from memoryd.items import Item, LogState
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.rewrites import Ended, Mark, Rewritten
 from memoryd.scan import Change, changes, changes_of
-from memoryd.session_ids import is_session_id
 from memoryd.sessions import Progress, Turn
+from memoryd.text.session_ids import is_session_id
 
 log = logging.getLogger("memoryd")
 

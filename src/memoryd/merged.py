@@ -28,7 +28,7 @@ from memoryd.common import strength
 from memoryd.expressions import either, quoted, some
 from memoryd.index import Classes, Index
 from memoryd.relevance import fold, idf
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 from memoryd.weights import Weights
 
 SCORED = 8

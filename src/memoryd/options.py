@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from memoryd.labels import Label
-from memoryd.session_ids import SESSION_RULE, is_session_id
+from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -27,7 +27,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
 from memoryd.relevance import ASCII_SPACES
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 
 PROFILED = 1_000
 """A text this long or longer (in characters) is profiled once a second search reads it."""

@@ -34,8 +34,8 @@ from typing import NamedTuple
 
 from memoryd.items import Hit
 from memoryd.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
-from memoryd.stems import stem
-from memoryd.stopwords import STOP_WORDS
+from memoryd.text.stems import stem
+from memoryd.text.stopwords import STOP_WORDS
 
 STEM_ONLY = 0.5
 """What an occurrence of another form of a word counts, next to 1 for the word as written."""

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memoryd import boundary
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
 from memoryd.index import Index
@@ -20,9 +19,10 @@ from memoryd.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.recall_limits import K_MAX, QUERY_MAX
 from memoryd.search import search, terms
-from memoryd.secrets import redact
 from memoryd.sessions import UNNAMED
-from memoryd.text import header, item, snippet, when
+from memoryd.text import boundary
+from memoryd.text.answer import header, item, snippet, when
+from memoryd.text.secrets import redact
 
 
 def check(query: str, k: int) -> list[str]:

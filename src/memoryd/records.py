@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.labels import DataClass
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 
 
 class Kind(enum.StrEnum):

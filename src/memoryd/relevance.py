@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from memoryd.stems import stem
+from memoryd.text.stems import stem
 
 K1 = 1.2
 B = 0.75

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memoryd.index import Index
-from memoryd.session_ids import is_session_id
+from memoryd.text.session_ids import is_session_id
 
 
 def session_folders(sessions: Path) -> list[os.DirEntry[str]]:

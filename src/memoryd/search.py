@@ -42,8 +42,8 @@ from memoryd.items import Hit
 from memoryd.labels import DataClass
 from memoryd.ranking import Query, Scored, neighbours, ranked, scored
 from memoryd.relevance import fold, idf, tokens
-from memoryd.stopwords import content
 from memoryd.tally import Tallies
+from memoryd.text.stopwords import content
 from memoryd.weights import Weights
 
 COMMON_SHARE = 0.01

@@ -10,11 +10,11 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from memoryd import boundary
 from memoryd.errors import DamagedLogError
 from memoryd.labels import DataClass
 from memoryd.records import Kind, Record, Role, role
-from memoryd.secrets import redact
+from memoryd.text import boundary
+from memoryd.text.secrets import redact
 
 
 @dataclass(frozen=True)

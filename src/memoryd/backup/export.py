@@ -34,8 +34,8 @@ from memoryd.memory.journal import stamp
 from memoryd.memory.replace import read_file
 from memoryd.memory.writer import mark
 from memoryd.scan import session_folders
-from memoryd.secrets import redact
-from memoryd.session_ids import is_session_id
+from memoryd.text.secrets import redact
+from memoryd.text.session_ids import is_session_id
 
 FORMAT = "memoryd-export"
 """What an export's first line says it is."""

@@ -23,7 +23,7 @@ from memoryd.forget.targets import parse
 from memoryd.home import Home
 from memoryd.memory.journal import read
 from memoryd.memory.replace import read_file
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 
 
 @dataclass(frozen=True)

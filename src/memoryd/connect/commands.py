@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from memoryd import boundary
 from memoryd import config as config_file
 from memoryd.connect import settings
 from memoryd.connect.events import Host, Notice
@@ -20,6 +19,7 @@ from memoryd.connect.hosts import HOSTS
 from memoryd.errors import ConnectError
 from memoryd.home import resolve
 from memoryd.options import Seconds, home_option
+from memoryd.text import boundary
 
 
 @click.group("connect")

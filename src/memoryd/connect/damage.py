@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memoryd.session_ids import is_session_id
+from memoryd.text.session_ids import is_session_id
 
 HOSTS = ("claude-code", "codex")
 """The hosts whose state is read (each `Host.name` of `memoryd connect`)."""

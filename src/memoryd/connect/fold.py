@@ -16,7 +16,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memoryd import boundary
 from memoryd.connect.events import (
     Block,
     Call,
@@ -31,8 +30,9 @@ from memoryd.connect.events import (
 )
 from memoryd.connect.tools import UNKNOWN, trusted
 from memoryd.indexer import MAX_TEXT
-from memoryd.secrets import redact
-from memoryd.text import parse_time
+from memoryd.text import boundary
+from memoryd.text.answer import parse_time
+from memoryd.text.secrets import redact
 
 CONNECTOR = "memoryd-connect"
 """The tool name of the records the connector writes about a transcript (damage)."""

@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd import boundary
 from memoryd.connect import held as holding
 from memoryd.connect import hosts, state
 from memoryd.connect.events import Block, Host, Notice, TurnOver
@@ -35,7 +34,8 @@ from memoryd.home import Home, make_folder, open_private
 from memoryd.lock import held
 from memoryd.logfiles import epoch_logs
 from memoryd.records import DECODER
-from memoryd.session_ids import is_session_id
+from memoryd.text import boundary
+from memoryd.text.session_ids import is_session_id
 
 _FLUSH = 2000
 """Lines folded between two writes of a large transcript (a first catch-up)."""

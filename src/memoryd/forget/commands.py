@@ -24,7 +24,7 @@ from memoryd.memory.commands import open_memory
 from memoryd.memory.dropped import index_dropped
 from memoryd.options import home_option
 from memoryd.serve.client import serves
-from memoryd.text import when
+from memoryd.text.answer import when
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from memoryd.memory.journal import By, Line, Op, line_of, read, sha256, stamp
 from memoryd.memory.recovery import recover_locked
 from memoryd.memory.replace import failed, fsync_folder, read_file, replace, temporary
 from memoryd.memory.writer import append, take_back
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 
 def digest(salt: str, text: str) -> str:

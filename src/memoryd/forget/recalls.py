@@ -19,12 +19,12 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from memoryd.folding import normalise
 from memoryd.forget.entries import digest
 from memoryd.home import open_private
 from memoryd.relevance import tokens
-from memoryd.stems import stem
-from memoryd.stopwords import STOP_WORDS
+from memoryd.text.folding import normalise
+from memoryd.text.stems import stem
+from memoryd.text.stopwords import STOP_WORDS
 
 
 def words(text: str) -> set[str]:

@@ -24,7 +24,7 @@ from typing import Any
 from memoryd.home import make_folder, open_private
 from memoryd.lines import Blocks, Piece, chunks, split
 from memoryd.memory.replace import fsync_folder, replace
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 
 BEGUN = "forgetting.json"
 DONE = "forgotten.jsonl"

@@ -35,8 +35,8 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
 from memoryd.records import Role
-from memoryd.secrets import redact
-from memoryd.text import header, item, snippet
+from memoryd.text.answer import header, item, snippet
+from memoryd.text.secrets import redact
 
 QUERY_LIMIT = 1_000
 """The most items one query forget covers: the owner sees every one before confirming."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoryd.errors import ForgetError
-from memoryd.session_ids import is_session_id
+from memoryd.text.session_ids import is_session_id
 
 
 class Part(enum.StrEnum):

@@ -23,7 +23,7 @@ import httpx
 
 from memoryd.errors import HonchoError
 from memoryd.honcho import deadline
-from memoryd.text import parse_time
+from memoryd.text.answer import parse_time
 
 MAX_BATCH = 100  # messages or conclusions in one request (Honcho refuses 101 with a 422)
 PAGE_SIZE = 100  # the largest page Honcho lists

@@ -17,7 +17,7 @@ from memoryd.honcho.ids import honcho_id
 from memoryd.labels import DataClass
 from memoryd.memory.files import FileSpec, Kind
 from memoryd.memory.journal import Line
-from memoryd.secrets import has_secret
+from memoryd.text.secrets import has_secret
 
 OWNER_FILE = "identity/owner.md"
 

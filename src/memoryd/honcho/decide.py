@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from memoryd.honcho.client import MessageIn
 from memoryd.honcho.ids import honcho_id
 from memoryd.labels import DataClass
-from memoryd.secrets import has_secret
 from memoryd.sessions import Turn
+from memoryd.text.secrets import has_secret
 
 
 class Skip(enum.StrEnum):

@@ -34,7 +34,7 @@ from memoryd.honcho.recalled import (
     items,
 )
 from memoryd.search import terms
-from memoryd.secrets import has_secret
+from memoryd.text.secrets import has_secret
 
 GRACE = 1.0
 """Seconds a late call may run past the wait before its own timeout ends it."""

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memoryd import boundary
 from memoryd.labels import DataClass, Label
-from memoryd.secrets import redact
 from memoryd.sessions import UNNAMED
-from memoryd.text import header, item, snippet, when
+from memoryd.text import boundary
+from memoryd.text.answer import header, item, snippet, when
+from memoryd.text.secrets import redact
 
 if TYPE_CHECKING:  # the client imports httpx, which a recall without Honcho never loads
     from memoryd.honcho.client import Conclusion, Message

@@ -28,8 +28,8 @@ from memoryd.memory.check import is_control, is_invisible, is_surrogate, structu
 from memoryd.memory.files import SEPARATOR, Document, FileSpec, Memory, ordered, parse, used
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf, trust
-from memoryd.secrets import redact
-from memoryd.text import neutralise
+from memoryd.text.answer import neutralise
+from memoryd.text.secrets import redact
 
 
 @dataclass(frozen=True)

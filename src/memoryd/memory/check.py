@@ -11,8 +11,8 @@ import re
 import unicodedata
 
 from memoryd.memory.files import ENTRY_MAX, FileSpec, parse, used
-from memoryd.secrets import has_secret
-from memoryd.text import neutralise
+from memoryd.text.answer import neutralise
+from memoryd.text.secrets import has_secret
 
 # Every opening and closing bracket of Unicode (categories Ps and Pe, all in the first plane)
 # but the parentheses: `［１］`, `【1】` and `⟦1⟧` read as `[1]`; `(1)` begins ordinary lists.

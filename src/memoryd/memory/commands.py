@@ -31,7 +31,7 @@ from memoryd.memory.recovery import consistency, recover
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
 from memoryd.options import echo_labelled, home_option, session_id
-from memoryd.text import when
+from memoryd.text.answer import when
 
 LOG_DEFAULT = 20
 

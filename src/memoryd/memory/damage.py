@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd import boundary
 from memoryd.memory.journal import EMPTY_HASH, By, holds, judged, last_mark, read_lines
+from memoryd.text import boundary
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from memoryd.index import Index
 from memoryd.items import Item
 from memoryd.memory.files import shown_name, tag_of
 from memoryd.memory.journal import Line, holds, read
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 
 def dropped_items(line: Line) -> list[Item]:

@@ -40,7 +40,7 @@ from memoryd.memory.replace import read_file, replace
 from memoryd.memory.tail import Tail
 from memoryd.memory.trust import StateOf, Trust, refuse, trust
 from memoryd.memory.writer import append, take_back
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 
 @dataclass(frozen=True)

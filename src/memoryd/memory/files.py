@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.labels import DataClass
-from memoryd.secrets import redact
-from memoryd.text import snippet
+from memoryd.text.answer import snippet
+from memoryd.text.secrets import redact
 
 ENTRY_MAX = 500
 """The most characters one entry may hold."""

@@ -25,13 +25,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memoryd import boundary
 from memoryd.errors import JournalError
 from memoryd.home import open_private
 from memoryd.labels import DataClass
 from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, Order
-from memoryd.text import parse_time
+from memoryd.text import boundary
+from memoryd.text.answer import parse_time
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A JSON escape of a surrogate: a lone one is no Unicode text (a pair is one character)."""

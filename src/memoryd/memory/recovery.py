@@ -29,7 +29,7 @@ from memoryd.memory.order import applied, moved, replay
 from memoryd.memory.replace import read_file, replace, temporary
 from memoryd.memory.tail import Tail, tail
 from memoryd.memory.writer import append, mark, written
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 
 def again(line: Line, content: bytes) -> bytes:

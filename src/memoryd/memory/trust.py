@@ -26,8 +26,8 @@ from memoryd.items import LogState
 from memoryd.labels import DataClass
 from memoryd.logfiles import MISNAMED, log_files, read_from
 from memoryd.memory.files import FileSpec
-from memoryd.session_ids import SESSION_RULE, is_session_id
 from memoryd.sessions import Progress
+from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"
 PUBLIC = "memory edits are refused in a public session: anyone may have written what it holds"

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memoryd.recall_limits import K_DEFAULT, K_MAX
-from memoryd.secrets import redact
-from memoryd.session_ids import SESSION_ID, SESSION_RULE, is_session_id
+from memoryd.text.secrets import redact
+from memoryd.text.session_ids import SESSION_ID, SESSION_RULE, is_session_id
 
 SESSION_PATTERN = "^" + SESSION_ID.pattern + "$"
 """A session id as every field that takes one checks it (the rule of `session_ids.SESSION_ID`)."""

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd import boundary
+from memoryd.text import boundary
 
 BODY_MAX = 1024 * 1024
 """The largest request body the daemon reads, in bytes."""

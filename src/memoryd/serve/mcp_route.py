@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from memoryd.serve.guard import refuse
 from memoryd.serve.service import Service
-from memoryd.session_ids import SESSION_RULE, is_session_id
+from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 if TYPE_CHECKING:
     from memoryd.serve.mcp import Backend

@@ -46,8 +46,8 @@ from memoryd.serve.append import append_lines, checked
 from memoryd.serve.footprint import Ready
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
-from memoryd.session_ids import SESSION_RULE, is_session_id
 from memoryd.status import MemoryDamage, summary
+from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 log = logging.getLogger("memoryd.serve")
 

@@ -25,10 +25,10 @@ from memoryd.forget.record import DONE
 from memoryd.labels import DataClass
 from memoryd.memory.journal import Op
 from memoryd.recall_limits import K_MAX
-from memoryd.secrets import redact
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
-from memoryd.session_ids import is_session_id
+from memoryd.text.secrets import redact
+from memoryd.text.session_ids import is_session_id
 from memoryd.window import forget as forget_page
 from memoryd.window import honcho, opener, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page

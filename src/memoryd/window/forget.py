@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, Done, Shown
 from memoryd.memory.files import Memory
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import form, hidden

@@ -23,7 +23,7 @@ from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
 from memoryd.memory.journal import Line, Op, last
 from memoryd.memory.replace import read_file
-from memoryd.text import when
+from memoryd.text.answer import when
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, form, hidden, url

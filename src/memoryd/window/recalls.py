@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_private
-from memoryd.secrets import redact
+from memoryd.text.secrets import redact
 
 SHOWN = 100
 """Recalls the page shows."""

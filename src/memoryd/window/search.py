@@ -20,8 +20,8 @@ from memoryd.honcho.recalled import Asked, answer
 from memoryd.index import Index
 from memoryd.items import Hit
 from memoryd.labels import Label
-from memoryd.secrets import redact
-from memoryd.text import snippet
+from memoryd.text.answer import snippet
+from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from memoryd import boundary
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index
 from memoryd.logfiles import epoch_logs, read_from
 from memoryd.records import Kind, parse_line
-from memoryd.text import when
+from memoryd.text import boundary
+from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, pager, tainted_badge, url
 

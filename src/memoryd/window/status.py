@@ -14,7 +14,7 @@ from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
 from memoryd.index import Index
-from memoryd.text import when
+from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, form, url
 from memoryd.window.recalls import Recalled

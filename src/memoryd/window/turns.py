@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from memoryd import boundary
 from memoryd.errors import DamagedLogError
 from memoryd.logfiles import epoch_logs, read_from
 from memoryd.records import Kind
-from memoryd.secrets import redact
+from memoryd.text import boundary
+from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from memoryd.confusables import DOTS
-from memoryd.secrets import redact
-from memoryd.text import neutralise
+from memoryd.text.answer import neutralise
+from memoryd.text.confusables import DOTS
+from memoryd.text.secrets import redact
 
 NAME = 64
 """The most characters of a name a header shows."""

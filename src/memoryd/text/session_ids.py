@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from memoryd.secrets import has_secret
+from memoryd.text.secrets import has_secret
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,99}")
 """A session id's characters and length (`is_session_id` also refuses one shaped like a key)."""

@@ -15,7 +15,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
-from memoryd.confusables import ASCII
+from memoryd.text.confusables import ASCII
 
 # NFKC first, then the table, which holds only characters NFKC leaves as they are (`ſ`, which
 # NFKC makes `s`, is not taken for the `f` it looks like).

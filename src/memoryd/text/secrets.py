@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memoryd.folding import normalise, plain
+from memoryd.text.folding import normalise, plain
 
 REMOVED = "[secret removed]"
 
