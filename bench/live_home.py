@@ -19,7 +19,7 @@ from pathlib import Path
 
 import corpus
 from memoryd.home import Home
-from memoryd.logfiles import epoch_logs
+from memoryd.logs.logfiles import epoch_logs
 
 TEXTS = 20_000
 """The corpus prefix (in items) whose turns the loop writes again: real chat text, real lengths."""

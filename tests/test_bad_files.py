@@ -14,19 +14,19 @@ import pytest
 from starlette.testclient import TestClient
 
 from logs import AT, turn, write_log
-from memoryd import logfiles, records
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.honcho.turns import read_turns
 from memoryd.index import Index
 from memoryd.indexer import MAX_TEXT, Names, catch_up
-from memoryd.logfiles import MAX_LINE, read_from
+from memoryd.logs import logfiles, records
+from memoryd.logs.logfiles import MAX_LINE, read_from
+from memoryd.logs.records import MAX_DEPTH, parse_line
+from memoryd.logs.sessions import Progress
 from memoryd.memory.trust import refuse, trust
-from memoryd.records import MAX_DEPTH, parse_line
 from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard
 from memoryd.serve.service import Service
-from memoryd.sessions import Progress
 from memoryd.text.answer import parse_time
 from test_cli import memoryd
 

@@ -30,10 +30,10 @@ from memoryd.errors import ConnectError, MemoryEditError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.logfiles import MAX_LINE
+from memoryd.logs.logfiles import MAX_LINE
+from memoryd.logs.records import parse_line
 from memoryd.memory.journal import Op
 from memoryd.recall import recall
-from memoryd.records import parse_line
 from memoryd.serve.app import create_app
 from memoryd.serve.service import Service
 from transcripts import SESSION, Claude, Codex, at, write

@@ -29,15 +29,15 @@ from memoryd.forget.targets import Dropped, Part, Target, parse, parse_all
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
+from memoryd.logs.records import Kind, Role, parse_line
+from memoryd.logs.sessions import Progress
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit, undo
 from memoryd.memory.files import Memory
 from memoryd.memory.journal import Op, read
 from memoryd.memory.recovery import consistency
 from memoryd.recall import recall, searched
-from memoryd.records import Kind, Role, parse_line
 from memoryd.reindex import reindex
-from memoryd.sessions import Progress
 from memoryd.text.stems import stem
 from test_cli import memoryd
 from test_serve_daemon import Daemon

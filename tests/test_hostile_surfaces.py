@@ -21,8 +21,8 @@ from memoryd.errors import ConnectError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.logfiles import read_from
-from memoryd.records import Kind
+from memoryd.logs.logfiles import read_from
+from memoryd.logs.records import Kind
 from memoryd.serve.guard import BODY_MAX
 from memoryd.typed import loaded
 from sparse import bytes_read

@@ -20,7 +20,7 @@ from memoryd.errors import JournalError
 from memoryd.forget.entries import _line
 from memoryd.home import Home
 from memoryd.labels import DataClass
-from memoryd.lines import Blocks, chunks, split
+from memoryd.logs.lines import Blocks, chunks, split
 from memoryd.memory.damage import verdict
 from memoryd.memory.journal import By, Line, Op, last, read
 from memoryd.memory.tail import tail

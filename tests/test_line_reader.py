@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import lines, logfiles
 from memoryd.errors import DamagedLogError
-from memoryd.lines import Block, Blocks, Piece
-from memoryd.logfiles import read_from
+from memoryd.logs import lines, logfiles
+from memoryd.logs.lines import Block, Blocks, Piece
+from memoryd.logs.logfiles import read_from
 from memoryd.memory import journal
 from sparse import bytes_read, happen, put
 

@@ -23,7 +23,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.items import Item
 from memoryd.labels import DataClass
-from memoryd.logfiles import TAIL
+from memoryd.logs.logfiles import TAIL
 from memoryd.memory.trust import refuse, trust
 from memoryd.reindex import reindex
 from test_cli import memoryd

@@ -10,9 +10,9 @@ import pytest
 
 from memoryd.errors import DamagedLogError
 from memoryd.labels import DataClass
-from memoryd.logfiles import epoch_logs, read_from, read_records, read_session
-from memoryd.records import Kind, Record, parse_line
-from memoryd.sessions import Progress, Turn, turns
+from memoryd.logs.logfiles import epoch_logs, read_from, read_records, read_session
+from memoryd.logs.records import Kind, Record, parse_line
+from memoryd.logs.sessions import Progress, Turn, turns
 
 AT = "2026-09-28T23:19:00Z"
 LATER = "2026-09-28T23:20:00.000Z"

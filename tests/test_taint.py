@@ -12,10 +12,10 @@ from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.indexer import Names, catch_up
-from memoryd.logfiles import read_from
+from memoryd.logs.logfiles import read_from
+from memoryd.logs.records import parse_line
+from memoryd.logs.sessions import Progress
 from memoryd.memory.trust import refuse, trust
-from memoryd.records import parse_line
-from memoryd.sessions import Progress
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 UNTRUSTED = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True, "at": AT}

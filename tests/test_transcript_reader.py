@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import lines
 from memoryd.connect import claude_code, transcript
 from memoryd.connect.follow import Follower
 from memoryd.connect.transcript import Transcript
 from memoryd.home import Home
-from memoryd.lines import extent
+from memoryd.logs import lines
+from memoryd.logs.lines import extent
 from sparse import bytes_read, happen, put
 from transcripts import SESSION, Claude, write
 

@@ -24,7 +24,7 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up, catch_up_session
 from memoryd.items import LogState
 from memoryd.labels import DataClass
-from memoryd.logfiles import TAIL, _may_taint
+from memoryd.logs.logfiles import TAIL, _may_taint
 from memoryd.memory.block import memory_block
 from memoryd.memory.commands import open_memory
 from memoryd.memory.edits import Request, edit, model

@@ -18,10 +18,10 @@ from memoryd import rewrites
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index
 from memoryd.items import Item, LogState
-from memoryd.logfiles import MISNAMED, log_files, read_from
+from memoryd.logs.logfiles import MISNAMED, log_files, read_from
+from memoryd.logs.sessions import Progress, Turn
 from memoryd.rewrites import Ended, Mark, Rewritten
 from memoryd.scan import Change, changes, changes_of
-from memoryd.sessions import Progress, Turn
 from memoryd.text.session_ids import is_session_id
 
 log = logging.getLogger("memoryd")

@@ -17,9 +17,9 @@ from memoryd.home import make_folder, open_private
 from memoryd.index import Index
 from memoryd.items import Hit
 from memoryd.labels import DataClass, Label
+from memoryd.logs.sessions import UNNAMED
 from memoryd.recall_limits import K_MAX, QUERY_MAX
 from memoryd.search import search, terms
-from memoryd.sessions import UNNAMED
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet, when
 from memoryd.text.secrets import redact

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.items import Item, LogState
-from memoryd.logfiles import TAIL, bytes_at, epoch_logs
-from memoryd.sessions import Progress
+from memoryd.logs.logfiles import TAIL, bytes_at, epoch_logs
+from memoryd.logs.sessions import Progress
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from memoryd.errors import BackupError
 from memoryd.forget.record import history
 from memoryd.home import Home, make_folder, open_private
 from memoryd.index import Index
-from memoryd.logfiles import epoch_logs
+from memoryd.logs.logfiles import epoch_logs
 from memoryd.memory.files import FileSpec, Memory, parse
 from memoryd.memory.journal import read as read_journal
 from memoryd.memory.journal import stamp

@@ -32,8 +32,8 @@ from memoryd.connect.transcript import MAX_LINE, Transcript
 from memoryd.errors import ConnectError, LockError, disk_problem
 from memoryd.home import Home, make_folder, open_private
 from memoryd.lock import held
-from memoryd.logfiles import epoch_logs
-from memoryd.records import DECODER
+from memoryd.logs.logfiles import epoch_logs
+from memoryd.logs.records import DECODER
 from memoryd.text import boundary
 from memoryd.text.session_ids import is_session_id
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from memoryd.connect.fold import Fold
 from memoryd.errors import ConnectError
-from memoryd.logfiles import MAX_EPOCH_DIGITS
+from memoryd.logs.logfiles import MAX_EPOCH_DIGITS
 from memoryd.memory.replace import replace
 from memoryd.text.session_ids import is_session_id
 from memoryd.typed import fits, loaded

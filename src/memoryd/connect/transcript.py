@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from memoryd.lines import Block, Blocks, chunks_of
+from memoryd.logs.lines import Block, Blocks, chunks_of
 
 MAX_LINE = 64 << 20
 """The longest transcript line read, in bytes (64 MiB: a line may hold a pasted image); a

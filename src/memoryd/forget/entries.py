@@ -20,8 +20,8 @@ from pathlib import Path
 
 from memoryd.errors import ForgetError, JournalError
 from memoryd.home import open_private
-from memoryd.lines import Blocks, Piece, chunks, copy, split
 from memoryd.lock import locked
+from memoryd.logs.lines import Blocks, Piece, chunks, copy, split
 from memoryd.memory.block import shown
 from memoryd.memory.files import FileSpec, Memory, Order, change, parse, render
 from memoryd.memory.journal import By, Line, Op, line_of, read, sha256, stamp

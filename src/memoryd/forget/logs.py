@@ -20,8 +20,8 @@ from pathlib import Path
 from memoryd.errors import HomeError
 from memoryd.forget.targets import Part, Target, item_key
 from memoryd.home import link_message
-from memoryd.logfiles import MAX_LINE, epoch_logs
-from memoryd.records import Kind, Record, Role, parse_line, role
+from memoryd.logs.logfiles import MAX_LINE, epoch_logs
+from memoryd.logs.records import Kind, Record, Role, parse_line, role
 
 
 @dataclass(frozen=True)

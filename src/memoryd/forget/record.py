@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.home import make_folder, open_private
-from memoryd.lines import Blocks, Piece, chunks, split
+from memoryd.logs.lines import Blocks, Piece, chunks, split
 from memoryd.memory.replace import fsync_folder, replace
 from memoryd.text.answer import parse_time
 

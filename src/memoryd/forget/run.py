@@ -31,10 +31,10 @@ from memoryd.index import Index
 from memoryd.indexer import Names, catch_up_session
 from memoryd.items import Hit
 from memoryd.lock import TIMEOUT, locked
+from memoryd.logs.records import Role
 from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
-from memoryd.records import Role
 from memoryd.text.answer import header, item, snippet
 from memoryd.text.secrets import redact
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from memoryd.honcho.client import MessageIn
 from memoryd.honcho.ids import honcho_id
 from memoryd.labels import DataClass
-from memoryd.sessions import Turn
+from memoryd.logs.sessions import Turn
 from memoryd.text.secrets import has_secret
 
 

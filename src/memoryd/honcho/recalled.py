@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memoryd.labels import DataClass, Label
-from memoryd.sessions import UNNAMED
+from memoryd.logs.sessions import UNNAMED
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet, when
 from memoryd.text.secrets import redact

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from memoryd.errors import DamagedLogError
 from memoryd.labels import DataClass
-from memoryd.logfiles import MISNAMED, epoch_logs, log_files, read_from
-from memoryd.sessions import Progress, Turn
+from memoryd.logs.logfiles import MISNAMED, epoch_logs, log_files, read_from
+from memoryd.logs.sessions import Progress, Turn
 
 
 def log_signature(sessions: Path, session: str) -> str:

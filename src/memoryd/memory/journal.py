@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from memoryd.errors import JournalError
 from memoryd.home import open_private
 from memoryd.labels import DataClass
-from memoryd.lines import Block, Blocks, Piece, chunks, last_data, split
+from memoryd.logs.lines import Block, Blocks, Piece, chunks, last_data, split
 from memoryd.memory.files import FILE_NAME, Order
 from memoryd.text import boundary
 from memoryd.text.answer import parse_time

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import JournalError
-from memoryd.lines import Block, Piece
+from memoryd.logs.lines import Block, Piece
 from memoryd.memory.journal import Line, line_of, read_blocks
 
 

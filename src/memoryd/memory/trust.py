@@ -24,9 +24,9 @@ from pathlib import Path
 from memoryd.errors import DamagedLogError, MemorydError, MemoryEditError
 from memoryd.items import LogState
 from memoryd.labels import DataClass
-from memoryd.logfiles import MISNAMED, log_files, read_from
+from memoryd.logs.logfiles import MISNAMED, log_files, read_from
+from memoryd.logs.sessions import Progress
 from memoryd.memory.files import FileSpec
-from memoryd.sessions import Progress
 from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 TAINTED = "memory edits are refused in a session that has read untrusted content"

@@ -23,8 +23,8 @@ from memoryd.errors import (
     disk_problem,
 )
 from memoryd.home import log_problem, make_folder, open_private
-from memoryd.logfiles import epoch_logs
-from memoryd.records import Kind, parse_line
+from memoryd.logs.logfiles import epoch_logs
+from memoryd.logs.records import Kind, parse_line
 
 log = logging.getLogger("memoryd.serve")
 

@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 from memoryd.errors import DamagedLogError
 from memoryd.index import Index
-from memoryd.logfiles import epoch_logs, read_from
-from memoryd.records import Kind, parse_line
+from memoryd.logs.logfiles import epoch_logs, read_from
+from memoryd.logs.records import Kind, parse_line
 from memoryd.text import boundary
 from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join

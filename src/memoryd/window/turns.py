@@ -14,8 +14,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.errors import DamagedLogError
-from memoryd.logfiles import epoch_logs, read_from
-from memoryd.records import Kind
+from memoryd.logs.logfiles import epoch_logs, read_from
+from memoryd.logs.records import Kind
 from memoryd.text import boundary
 from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join

@@ -12,7 +12,7 @@ from typing import Any
 
 from memoryd.errors import DamagedLogError
 from memoryd.labels import DataClass
-from memoryd.records import Kind, Record, Role, role
+from memoryd.logs.records import Kind, Record, Role, role
 from memoryd.text import boundary
 from memoryd.text.secrets import redact
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from memoryd.errors import DamagedLogError
 from memoryd.home import log_problem
-from memoryd.lines import Blocks, extent
-from memoryd.records import Record, parse_line
+from memoryd.logs.lines import Blocks, extent
+from memoryd.logs.records import Record, parse_line
 
 MAX_EPOCH_DIGITS = 9
 """An epoch is numbered below 10**9 (`999999999.jsonl`): a longer number is no epoch memoryd
