@@ -35,8 +35,8 @@ from memoryd.home import Home  # noqa: E402
 from memoryd.honcho.answer import Reading, recall_with  # noqa: E402
 from memoryd.honcho.client import Honcho  # noqa: E402
 from memoryd.honcho.read import Asking, ask, sources  # noqa: E402
-from memoryd.index import Index  # noqa: E402
-from memoryd.indexer import Names, catch_up  # noqa: E402
+from memoryd.index.db import Index  # noqa: E402
+from memoryd.index.indexer import Names, catch_up  # noqa: E402
 
 WORDS = [
     "coffee",

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 import queries
-from memoryd.items import Hit
+from memoryd.index.items import Hit
 from runs import Run
 
 

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memoryd.relevance import stems
+from memoryd.index.relevance import stems
 
 STEPS = ("delete", "secure_delete", "+ optimize", "+ checkpoint", "+ VACUUM + checkpoint")
 

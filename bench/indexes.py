@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import memoryd
-from memoryd import index as index_module
-from memoryd import indexer, schema, segments
-from memoryd.index import Index
-from memoryd.indexer import catch_up
-from memoryd.items import Item
+from memoryd.index import db as index_module
+from memoryd.index import indexer, schema, segments
+from memoryd.index.db import Index
+from memoryd.index.indexer import catch_up
+from memoryd.index.items import Item
 from runs import BATCH, NAMES, Indexing, log
 
 
@@ -70,8 +70,8 @@ def source_digest(*roots: types.ModuleType) -> str:
 def fingerprint(home: Path) -> dict[str, str]:
     """What an index built from `home` depends on: the corpus, the schema, the indexing code.
 
-    The code is every memoryd module that `memoryd.index` and `memoryd.indexer` use: when one
-    changes, what the index holds may change, so the cached index is built again.
+    The code is every memoryd module that `memoryd.index.db` and `memoryd.index.indexer` use:
+    when one changes, what the index holds may change, so the cached index is built again.
     """
     return {
         "home": hashlib.sha256((home.parent / "done.json").read_bytes()).hexdigest(),

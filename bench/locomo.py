@@ -56,7 +56,7 @@ from indexes import code_version
 from locomo_data import CATEGORIES, Conversation, Question, conversations, write_logs
 from memoryd.errors import RecallError
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.serve.service import Service
 from runs import log
 

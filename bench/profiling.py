@@ -11,7 +11,7 @@ from typing import Any
 
 import queries
 from memoryd import search
-from memoryd.index import Index
+from memoryd.index.db import Index
 
 
 @dataclass(frozen=True)

@@ -49,11 +49,12 @@ from pathlib import Path
 import corpus
 import queries
 from indexes import cached_index, code_version, source_digest
-from memoryd import index as index_module
-from memoryd import indexer, search
-from memoryd.index import Index
-from memoryd.indexer import catch_up
-from memoryd.items import Hit, Item
+from memoryd import search
+from memoryd.index import db as index_module
+from memoryd.index import indexer
+from memoryd.index.db import Index
+from memoryd.index.indexer import catch_up
+from memoryd.index.items import Hit, Item
 from profiling import Profile, profile
 from report import report
 from runs import KS, NAMES, WARMUP, Run, SizeResult, log

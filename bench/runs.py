@@ -12,15 +12,15 @@ import sys
 from dataclasses import dataclass
 
 import queries
-from memoryd import indexer
-from memoryd.indexer import Names
-from memoryd.items import Hit
+from memoryd.index import indexer
+from memoryd.index.indexer import Names
+from memoryd.index.items import Hit
 from profiling import Profile
 
 NAMES = Names(agent="agent", owner="owner")
 KS = (5, 20)
 # The indexer commits every so many items; the inserts it is timed against do the same.
-# `_BATCH` is private to `memoryd.indexer` (read here, never set): if it is renamed, the
+# `_BATCH` is private to `memoryd.index.indexer` (read here, never set): if it is renamed, the
 # benchmark falls back to 20,000 rather than failing.
 BATCH: int = getattr(indexer, "_BATCH", 20_000)
 WARMUP = 30

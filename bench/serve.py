@@ -147,8 +147,8 @@ def memory(pid: int) -> tuple[float, float]:
 
 
 OLD = (
-    "import sys, errno, memoryd.index as i, memoryd.schema as s, memoryd.serve.footprint as f, "
-    "memoryd.serve.watch as w, memoryd.cli as c; "
+    "import sys, errno, memoryd.index.db as i, memoryd.index.schema as s, "
+    "memoryd.serve.footprint as f, memoryd.serve.watch as w, memoryd.cli as c; "
     "f.few_arenas = lambda: False; f.few_threads = lambda: None; o = i.connect; "
     "i.connect = lambda p: (lambda x: (x.execute('PRAGMA cache_size = -2048'), x)[1])(o(p)); "
     "s.STATEMENTS = 128; "

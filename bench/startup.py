@@ -51,9 +51,9 @@ from pathlib import Path
 import corpus
 import live_home
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.scan import changes
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.scan import changes
 from memoryd.serve.client import serves
 from memoryd.serve.exchange import exchange, request
 

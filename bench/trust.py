@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up_session
-from memoryd.items import LogState
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up_session
+from memoryd.index.items import LogState
 from memoryd.memory.block import memory_block
 from memoryd.memory.commands import open_memory
 from memoryd.memory.edits import Request, edit, model

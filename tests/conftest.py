@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 from honcho_workers import fake, make  # noqa: F401  (fixtures: the fake Honcho, workers to it)
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from service_user import manager, user  # noqa: F401  (fixtures: the test's user, a manager)
 from test_serve_daemon import daemon  # noqa: F401  (a fixture: a daemon serving the test's home)
 from tmpfs import mount  # noqa: F401  (a fixture: a small real disk)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryd.index import Index
+from memoryd.index.db import Index
 
 Rows = tuple[list[tuple[object, ...]], list[tuple[object, ...]]]
 

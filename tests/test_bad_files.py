@@ -17,8 +17,8 @@ from logs import AT, turn, write_log
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
 from memoryd.honcho.turns import read_turns
-from memoryd.index import Index
-from memoryd.indexer import MAX_TEXT, Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import MAX_TEXT, Names, catch_up
 from memoryd.logs import logfiles, records
 from memoryd.logs.logfiles import MAX_LINE, read_from
 from memoryd.logs.records import MAX_DEPTH, parse_line

@@ -10,9 +10,9 @@ import pytest
 from logs import turn, write_log
 from memoryd.expressions import every, some
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.relevance import fold, idf
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.relevance import fold, idf
 from memoryd.search import best_rows
 from memoryd.text.stems import stem
 from memoryd.weights import Weights

@@ -15,8 +15,8 @@ from logs import AT
 from memoryd import config as config_file
 from memoryd.errors import CheckError, ConfigError, DamagedLogError, MemorydError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.items import Hit, Item
+from memoryd.index.db import Index
+from memoryd.index.items import Hit, Item
 from memoryd.recall import recall, source
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from logs import turn, write_log
-from memoryd import indexer
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index import indexer
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 
 NAMES = Names(agent="agent", owner="owner")
 

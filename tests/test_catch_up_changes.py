@@ -16,11 +16,11 @@ import pytest
 from logs import turn, write_log
 from memoryd.forget.run import Asked, Place, forget
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.scan import changes, changes_of
 from memoryd.memory.files import Memory
 from memoryd.reindex import reindex
-from memoryd.scan import changes, changes_of
 
 NAMES = Names(agent="agent", owner="owner")
 LONG_AGO = 1_000_000_000 * 10**9

@@ -7,8 +7,8 @@ import shutil
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.reindex import reindex
 
 NAMES = Names(agent="agent", owner="owner")

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from logs import turn
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import catch_up
 from memoryd.serve import inotify
 from memoryd.serve.inotify import Watched
 from memoryd.serve.service import Service

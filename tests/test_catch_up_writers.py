@@ -15,9 +15,9 @@ import pytest
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
-from memoryd.scan import Change, changes
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up, catch_up_session
+from memoryd.index.scan import Change, changes
 from memoryd.serve.service import Service
 from rows import indexed
 

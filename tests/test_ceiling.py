@@ -13,8 +13,8 @@ from logs import turn, write_log
 from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho.answer import Reading, recall_with
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.recall import ceiling, recall
 from memoryd.search import Costs, search

@@ -104,8 +104,8 @@ def test_a_command_on_the_home_loads_no_server_stack_and_no_other_command(
 ANSWERED_BY_THE_DAEMON = {
     "email",
     "http",
-    "memoryd.index",
-    "memoryd.indexer",
+    "memoryd.index.db",
+    "memoryd.index.indexer",
     "memoryd.memory.commands",
     "memoryd.recall",
     "memoryd.search",

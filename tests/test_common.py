@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd import common, schema, term_counts
-from memoryd.index import Index
-from memoryd.items import Item
-from memoryd.relevance import K1, idf
+from memoryd.index import common, schema, term_counts
+from memoryd.index.db import Index
+from memoryd.index.items import Item
+from memoryd.index.relevance import K1, idf
 from memoryd.search import search
 
 WORDS = [f"w{n}x" for n in range(40)]

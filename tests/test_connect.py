@@ -28,8 +28,8 @@ from memoryd.connect.fold import MAX_CALLS, Fold
 from memoryd.connect.follow import Follower
 from memoryd.errors import ConnectError, MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.logs.logfiles import MAX_LINE
 from memoryd.logs.records import parse_line
 from memoryd.memory.journal import Op

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from memoryd.honcho.state import SyncState
-from memoryd.schema import connect
+from memoryd.index.schema import connect
 
 OTHER = (
     "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "

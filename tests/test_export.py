@@ -22,7 +22,7 @@ from memoryd.errors import BackupError
 from memoryd.forget.commands import local
 from memoryd.forget.run import Asked, forget
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.indexed import indexed
 from memoryd.memory.edits import OWNER, Request, edit
 from memoryd.memory.files import Memory
@@ -171,7 +171,7 @@ def test_an_item_an_older_memoryd_indexed_with_a_secret_in_it_is_exported_withou
 ) -> None:
     # An index written before memoryd knew a kind of secret holds it as it was: the export
     # removes it as it writes.
-    from memoryd.items import Item
+    from memoryd.index.items import Item
 
     write_log(home, "s1", turn("the heron", "noted"))
     with Index(home.index) as index:

@@ -27,8 +27,8 @@ from memoryd.forget import logs, record, run
 from memoryd.forget.run import Asked, Place, forget, plan, resume
 from memoryd.forget.targets import Dropped, Part, Target, parse, parse_all
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.logs.records import Kind, Role, parse_line
 from memoryd.logs.sessions import Progress
 from memoryd.memory.dropped import index_dropped

@@ -13,8 +13,8 @@ from logs import turn, write_log
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, forget, plan
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import catch_up
 from memoryd.recall import searched
 from test_forget import NAMES, place
 

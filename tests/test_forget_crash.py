@@ -20,8 +20,8 @@ from logs import turn, write_log
 from memoryd.forget.record import history
 from memoryd.forget.run import Asked, Place, forget
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.memory.commands import open_memory
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, Request, edit

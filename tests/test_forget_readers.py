@@ -11,7 +11,7 @@ from __future__ import annotations
 from logs import turn, write_log
 from memoryd.forget.run import Asked, forget
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.recall import searched
 from test_forget import place
 

@@ -14,7 +14,7 @@ import pytest
 from logs import turn, write_log
 from memoryd.forget.run import Asked, forget, plan
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from test_cli import memoryd
 from test_forget import place, traces
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.items import Item
 from memoryd.search import every, some
 
 WORDS = [f"w{n}" for n in range(12)] + ["the", "café"]

@@ -20,8 +20,8 @@ from logs import turn, write_log
 from memoryd.errors import HomeError, LockError
 from memoryd.home import Home, links
 from memoryd.honcho.state import SyncState
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.lock import locked
 from memoryd.memory.replace import read_file, replace
 from memoryd.recall import local, recall

@@ -19,8 +19,8 @@ from memoryd import config as config_file
 from memoryd.errors import RecallError
 from memoryd.home import Home
 from memoryd.honcho.answer import Reading, recall_with
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass, Label
 from memoryd.recall import recall
 from memoryd.serve.app import create_app

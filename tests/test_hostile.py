@@ -32,8 +32,8 @@ from starlette.testclient import TestClient
 from honcho_fake import FakeHoncho
 from logs import AT, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.recall import recall
 from memoryd.serve.app import create_app
 from memoryd.serve.guard import Guard

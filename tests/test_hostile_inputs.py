@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 from logs import AT, turn, write_log
 from memoryd.home import Home
 from memoryd.honcho.recalled import Kind, Result, Source, origin
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.recall import recall
 from memoryd.serve.app import create_app

@@ -21,8 +21,8 @@ from logs import turn, write_log
 from memoryd.cli import cli
 from memoryd.errors import CheckError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.recall import recall
 from memoryd.text.confusables import ASCII
 from memoryd.text.secrets import REMOVED

@@ -14,8 +14,8 @@ import pytest
 
 from memoryd.errors import IndexDamagedError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.items import Item
 from memoryd.memory.commands import open_memory
 from memoryd.search import search
 from memoryd.status import KEPT, MemoryDamage

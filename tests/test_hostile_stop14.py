@@ -12,11 +12,12 @@ from collections.abc import Callable
 import pytest
 
 from logs import turn, write_log
-from memoryd import cli, schema, segments
+from memoryd import cli
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.segments import WAITED
+from memoryd.index import schema, segments
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.segments import WAITED
 from memoryd.serve import watch
 from memoryd.serve.service import Service
 from test_cli import memoryd

@@ -19,8 +19,8 @@ from memoryd.connect.fold import Fold
 from memoryd.connect.follow import Follower
 from memoryd.errors import ConnectError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.logs.logfiles import read_from
 from memoryd.logs.records import Kind
 from memoryd.serve.guard import BODY_MAX

@@ -26,8 +26,9 @@ from memoryd.errors import (
     NoSpaceError,
 )
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.store import set_aside, store_error
 from memoryd.memory import edits
 from memoryd.memory.journal import read_bytes
 from memoryd.memory.recovery import recover
@@ -35,7 +36,6 @@ from memoryd.memory.replace import temporary
 from memoryd.memory.writer import append
 from memoryd.reindex import reindex
 from memoryd.serve import claim
-from memoryd.store import set_aside, store_error
 from test_cli import memoryd
 from test_memory_support import NOW, add, lines, memory_of, text_of
 from tmpfs import Mount, fill

@@ -11,11 +11,11 @@ import pytest
 
 from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.items import Item
+from memoryd.index.schema import MIGRATIONS, connect, migrate
 from memoryd.reindex import reindex
-from memoryd.schema import MIGRATIONS, connect, migrate
 from memoryd.text.session_ids import is_session_id
 
 NAMES = Names(agent="boxmaker", owner="kyle")

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logs import turn, write_log
-from memoryd import segments
 from memoryd.errors import IndexStoreError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.items import Item
+from memoryd.index import segments
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.items import Item
 
 AT = "2026-01-01T00:00:00+00:00"
 NAMES = Names(agent="agent", owner="owner")

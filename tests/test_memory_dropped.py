@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.memory.dropped import index_dropped
 from memoryd.memory.edits import OWNER, undo

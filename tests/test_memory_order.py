@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from memoryd.errors import MemoryEditError
 from memoryd.forget.run import Asked, Place, forget
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names
 from memoryd.memory.commands import summary
 from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Order, parse

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import common
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index import common
+from memoryd.index.db import Index
+from memoryd.index.items import Item
+from memoryd.index.relevance import fold, idf
 from memoryd.merged import score, some_best
-from memoryd.relevance import fold, idf
 from memoryd.search import some, some_of
 from memoryd.text.stems import stem
 from memoryd.weights import Weights

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from logs import turn, write_log
 from memoryd.errors import RecallError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass, Label
 from memoryd.recall import local, recall
 from memoryd.search import every, rarer, search, some, terms

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from memoryd.expressions import most_of
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.items import Item
+from memoryd.index.relevance import idf
 from memoryd.labels import DataClass
 from memoryd.ranking import PASSAGE, Query, Scored, ranked, score
 from memoryd.recall_limits import K_MAX
-from memoryd.relevance import idf
 from memoryd.search import (
     COSTS,
     DEPTH,

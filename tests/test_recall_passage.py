@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.ranking import PASSAGE, Query, score
 from memoryd.search import search, terms
 from memoryd.text.stems import stem

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.relevance import LONG, Sought, bm25, fold, idf, stems, token_count, tokens
 from memoryd.ranking import core
-from memoryd.relevance import LONG, Sought, bm25, fold, idf, stems, token_count, tokens
 from memoryd.search import Costs, every, every_term, search, some, terms
 from memoryd.text.stems import stem
 from memoryd.weights import Weights

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from logs import AT, turn, write_log
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up, catch_up_session
+from memoryd.index.items import Item
 from memoryd.labels import DataClass
 from memoryd.logs.logfiles import TAIL
 from memoryd.memory.trust import refuse, trust

@@ -11,9 +11,9 @@ import pytest
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.items import Item
 from memoryd.search import Costs, search
 
 NAMES = Names("agent", "owner")

@@ -18,9 +18,9 @@ import pytest
 
 from logs import AT, turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import catch_up
-from memoryd.scan import changes
+from memoryd.index.db import Index
+from memoryd.index.indexer import catch_up
+from memoryd.index.scan import changes
 from memoryd.serve import watch as watch_module
 from memoryd.serve.inotify import Wake
 from memoryd.serve.service import Service

@@ -22,8 +22,8 @@ from groups import foreign_group, own_group_is_private
 from logs import turn, write_log
 from memoryd.errors import HomeError, MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up_session
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up_session
 from memoryd.memory.edits import model
 from memoryd.memory.trust import from_log
 from memoryd.writers import others_may_write, private_group

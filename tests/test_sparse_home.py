@@ -21,7 +21,7 @@ from memoryd.cli import cli
 from memoryd.errors import JournalError
 from memoryd.forget.run import Asked, forget
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.memory.commands import open_memory
 from memoryd.window.memory import journal as window_journal
 from sparse import bytes_read

@@ -13,9 +13,9 @@ import pytest
 
 from logs import turn, write_log
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
-from memoryd.scan import changes
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.scan import changes
 from memoryd.serve.client import serves
 from test_cli import memoryd
 from test_serve_daemon import Daemon

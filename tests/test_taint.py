@@ -10,8 +10,8 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd.errors import MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.logs.logfiles import read_from
 from memoryd.logs.records import parse_line
 from memoryd.logs.sessions import Progress

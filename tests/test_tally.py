@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.items import Item
+from memoryd.index.relevance import LONG, bm25, fold, tokens
 from memoryd.profiles import PROFILED, PROFILES, Profile, Profiles
 from memoryd.ranking import LENGTH, STEM_ONLY, Query, scored
-from memoryd.relevance import LONG, bm25, fold, tokens
 from memoryd.search import search, terms
 from memoryd.tally import Tallies, profiled
 from memoryd.text.stems import stem

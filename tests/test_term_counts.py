@@ -14,10 +14,10 @@ from collections import Counter
 
 import pytest
 
-from memoryd import term_counts
-from memoryd.index import Index
-from memoryd.items import Item
-from memoryd.relevance import stems
+from memoryd.index import term_counts
+from memoryd.index.db import Index
+from memoryd.index.items import Item
+from memoryd.index.relevance import stems
 
 WORDS = [f"w{n}x" for n in range(80)]
 AT = "2026-01-01T00:00:00+00:00"

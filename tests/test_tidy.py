@@ -21,14 +21,15 @@ import click
 import pytest
 
 from logs import turn, write_log
-from memoryd import cli, schema, segments
+from memoryd import cli
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index import schema, segments
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
+from memoryd.index.segments import IDLE
 from memoryd.indexed import indexed
-from memoryd.indexer import Names, catch_up
 from memoryd.memory.journal import Op
 from memoryd.search import search, terms
-from memoryd.segments import IDLE
 from memoryd.serve import watch
 from memoryd.serve.service import Service
 

@@ -20,9 +20,9 @@ import pytest
 from logs import AT, turn, write_log
 from memoryd.errors import IndexStoreError, MemoryEditError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
-from memoryd.items import LogState
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up, catch_up_session
+from memoryd.index.items import LogState
 from memoryd.labels import DataClass
 from memoryd.logs.logfiles import TAIL, _may_taint
 from memoryd.memory.block import memory_block

@@ -196,7 +196,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     from memoryd.connect.damage import damage_lines
     from memoryd.forget.commands import forgotten_line
     from memoryd.honcho import status as honcho_status
-    from memoryd.index import Index
+    from memoryd.index.db import Index
     from memoryd.indexed import indexed
     from memoryd.status import MemoryDamage, summary
 

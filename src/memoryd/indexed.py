@@ -14,12 +14,12 @@ import click
 from memoryd import config as config_file
 from memoryd.errors import IndexDamagedError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_session
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up, catch_up_session
+from memoryd.index.segments import step_alone
 from memoryd.memory import commands as memory_commands
 from memoryd.recall import Answer, recall
 from memoryd.reindex import reindex
-from memoryd.segments import step_alone
 
 T = TypeVar("T")
 

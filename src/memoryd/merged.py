@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from memoryd import common
-from memoryd.common import strength
 from memoryd.expressions import either, quoted, some
-from memoryd.index import Classes, Index
-from memoryd.relevance import fold, idf
+from memoryd.index import common
+from memoryd.index.common import strength
+from memoryd.index.db import Classes, Index
+from memoryd.index.relevance import fold, idf
 from memoryd.text.stems import stem
 from memoryd.weights import Weights
 

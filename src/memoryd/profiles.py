@@ -26,7 +26,7 @@ from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
-from memoryd.relevance import ASCII_SPACES
+from memoryd.index.relevance import ASCII_SPACES
 from memoryd.text.stems import stem
 
 PROFILED = 1_000

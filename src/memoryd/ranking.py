@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from memoryd.items import Hit
-from memoryd.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
+from memoryd.index.items import Hit
+from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import STOP_WORDS
 

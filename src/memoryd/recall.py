@@ -14,8 +14,8 @@ from pathlib import Path
 
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
-from memoryd.index import Index
-from memoryd.items import Hit
+from memoryd.index.db import Index
+from memoryd.index.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.logs.sessions import UNNAMED
 from memoryd.recall_limits import K_MAX, QUERY_MAX

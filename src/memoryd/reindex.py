@@ -20,11 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
-from memoryd.index import Index, log
-from memoryd.indexer import CatchUp, Names, catch_up
+from memoryd.index.db import Index, log
+from memoryd.index.indexer import CatchUp, Names, catch_up
+from memoryd.index.scan import session_folders
+from memoryd.index.store import set_aside, store_error
 from memoryd.memory.dropped import index_dropped
-from memoryd.scan import session_folders
-from memoryd.store import set_aside, store_error
 
 
 def _remove(path: Path) -> None:

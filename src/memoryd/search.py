@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 from memoryd import merged
 from memoryd.expressions import every, most_of, some
-from memoryd.index import Classes, Index
-from memoryd.items import Hit
+from memoryd.index.db import Classes, Index
+from memoryd.index.items import Hit
+from memoryd.index.relevance import fold, idf, tokens
 from memoryd.labels import DataClass
 from memoryd.ranking import Query, Scored, neighbours, ranked, scored
-from memoryd.relevance import fold, idf, tokens
 from memoryd.tally import Tallies
 from memoryd.text.stopwords import content
 from memoryd.weights import Weights

@@ -15,7 +15,7 @@ from memoryd.errors import JournalError, MemorydError
 from memoryd.forget import record
 from memoryd.home import Home, open_private, shown_links
 from memoryd.honcho import status as honcho_status
-from memoryd.items import LogState
+from memoryd.index.items import LogState
 from memoryd.memory.damage import Verdict, identity, loads, to_json, verdict, waits
 from memoryd.memory.files import Memory, shown_name
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25
 from memoryd.ranking import core
-from memoryd.relevance import ASCII_SPACES, Sought, Tally, bm25
 from memoryd.tally import Tallies
 
 

@@ -14,7 +14,7 @@ from memoryd.backup import archive, export
 from memoryd.backup import restore as restoring
 from memoryd.errors import BackupError
 from memoryd.home import FILE_MODE, Home, resolve
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.memory.files import Memory
 from memoryd.options import home_option
 

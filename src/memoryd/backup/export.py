@@ -26,14 +26,14 @@ from memoryd.backup.restore import empty
 from memoryd.errors import BackupError
 from memoryd.forget.record import history
 from memoryd.home import Home, make_folder, open_private
-from memoryd.index import Index
+from memoryd.index.db import Index
+from memoryd.index.scan import session_folders
 from memoryd.logs.logfiles import epoch_logs
 from memoryd.memory.files import FileSpec, Memory, parse
 from memoryd.memory.journal import read as read_journal
 from memoryd.memory.journal import stamp
 from memoryd.memory.replace import read_file
 from memoryd.memory.writer import mark
-from memoryd.scan import session_folders
 from memoryd.text.secrets import redact
 from memoryd.text.session_ids import is_session_id
 

@@ -29,7 +29,7 @@ from memoryd.connect.events import (
     TurnOver,
 )
 from memoryd.connect.tools import UNKNOWN, trusted
-from memoryd.indexer import MAX_TEXT
+from memoryd.index.indexer import MAX_TEXT
 from memoryd.text import boundary
 from memoryd.text.answer import parse_time
 from memoryd.text.secrets import redact

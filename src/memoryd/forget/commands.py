@@ -18,8 +18,8 @@ from memoryd import config as config_file
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan
 from memoryd.home import Home, resolve
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up
 from memoryd.memory.commands import open_memory
 from memoryd.memory.dropped import index_dropped
 from memoryd.options import home_option

@@ -17,10 +17,10 @@ from collections.abc import Collection
 from pathlib import Path
 
 from memoryd.errors import IndexStoreError
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up_session
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up_session
+from memoryd.index.store import store_error
 from memoryd.memory.dropped import index_dropped
-from memoryd.store import store_error
 
 CHECKPOINT_TRIES = 50
 """How often the `-wal` is asked to be emptied (each waits for readers up to the busy timeout)

@@ -21,7 +21,7 @@ from typing import Any
 
 from memoryd.forget.entries import digest
 from memoryd.home import open_private
-from memoryd.relevance import tokens
+from memoryd.index.relevance import tokens
 from memoryd.text.folding import normalise
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import STOP_WORDS

@@ -27,9 +27,9 @@ from memoryd.forget import entries, logs, purge, recalls, record
 from memoryd.forget.targets import Dropped, Target, parse, parse_all
 from memoryd.home import Home, make_folder
 from memoryd.honcho.forget import forget_in_honcho
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up_session
-from memoryd.items import Hit
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up_session
+from memoryd.index.items import Hit
 from memoryd.lock import TIMEOUT, locked
 from memoryd.logs.records import Role
 from memoryd.memory.files import Memory, shown_name

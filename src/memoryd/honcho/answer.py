@@ -21,7 +21,7 @@ from memoryd.config import Config
 from memoryd.honcho.client import Honcho
 from memoryd.honcho.read import Log, Pending, begin, sources, stderr
 from memoryd.honcho.recalled import NotAsked, Source, answer
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.labels import DataClass
 from memoryd.recall import Answer, Local, ceiling, check, log, no_matches, recall, searched
 

@@ -31,9 +31,9 @@ from memoryd.honcho.forget import remove
 from memoryd.honcho.ids import fleet_suffix, honcho_id
 from memoryd.honcho.state import FORGET_ITEMS, Item, SyncState
 from memoryd.honcho.turns import log_signature, read_turns
+from memoryd.index.scan import session_folders
 from memoryd.memory.files import DEFAULT_FILES, FileSpec
 from memoryd.memory.journal import read
-from memoryd.scan import session_folders
 
 log = logging.getLogger("memoryd")
 

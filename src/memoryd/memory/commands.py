@@ -19,8 +19,8 @@ from memoryd.errors import CheckError, JournalError, LockError, MemorydError, di
 from memoryd.forget import record
 from memoryd.forget.record import begun
 from memoryd.home import Home, resolve
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up_session
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up_session
 from memoryd.memory.block import memory_block, shown
 from memoryd.memory.check import check
 from memoryd.memory.dropped import index_dropped

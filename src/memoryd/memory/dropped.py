@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index.db import Index
+from memoryd.index.items import Item
 from memoryd.memory.files import shown_name, tag_of
 from memoryd.memory.journal import Line, holds, read
 from memoryd.text.secrets import redact

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import DamagedLogError, MemorydError, MemoryEditError
-from memoryd.items import LogState
+from memoryd.index.items import LogState
 from memoryd.labels import DataClass
 from memoryd.logs.logfiles import MISNAMED, log_files, read_from
 from memoryd.logs.sessions import Progress

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError, IndexStoreError
-from memoryd.index import Index
-from memoryd.indexer import Names
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names
 from memoryd.reindex import reindex
 
 log = logging.getLogger("memoryd.serve")

@@ -30,9 +30,10 @@ from memoryd.errors import (
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan, resume
 from memoryd.home import Home
 from memoryd.honcho.answer import Answered, Begun, Reading, begin_recall
-from memoryd.index import Index
-from memoryd.indexer import Names, catch_up, catch_up_named, catch_up_session
-from memoryd.items import LogState
+from memoryd.index.db import Index
+from memoryd.index.indexer import Names, catch_up, catch_up_named, catch_up_session
+from memoryd.index.items import LogState
+from memoryd.index.segments import Merging, step
 from memoryd.labels import DataClass, Labelled
 from memoryd.memory.block import memory_block
 from memoryd.memory.dropped import index_dropped
@@ -41,7 +42,6 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
-from memoryd.segments import Merging, step
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.footprint import Ready
 from memoryd.serve.indexes import Indexes

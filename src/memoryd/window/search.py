@@ -17,8 +17,8 @@ from memoryd import recall as recall_module
 from memoryd.honcho.answer import Reading
 from memoryd.honcho.read import Pending, begin
 from memoryd.honcho.recalled import Asked, answer
-from memoryd.index import Index
-from memoryd.items import Hit
+from memoryd.index.db import Index
+from memoryd.index.items import Hit
 from memoryd.labels import Label
 from memoryd.text.answer import snippet
 from memoryd.text.secrets import redact

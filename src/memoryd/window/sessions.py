@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.errors import DamagedLogError
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.logs.logfiles import epoch_logs, read_from
 from memoryd.logs.records import Kind, parse_line
 from memoryd.text import boundary

@@ -13,7 +13,7 @@ from typing import Any
 from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, form, url

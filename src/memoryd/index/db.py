@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import astuple
 from pathlib import Path
 
-from memoryd import common, integrity, term_counts
 from memoryd.errors import IndexDamagedError
-from memoryd.items import Hit, Item, LogState
+from memoryd.index import common, integrity, term_counts
+from memoryd.index.items import Hit, Item, LogState
+from memoryd.index.relevance import fold, stems
+from memoryd.index.schema import connect
+from memoryd.index.store import identity, rollback, set_aside, store_error, translated
 from memoryd.labels import DataClass
-from memoryd.relevance import fold, stems
-from memoryd.schema import connect
-from memoryd.store import identity, rollback, set_aside, store_error, translated
 from memoryd.text.stems import stem
 
 Classes = tuple[str, ...] | None

@@ -14,14 +14,14 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd import rewrites
 from memoryd.errors import DamagedLogError
-from memoryd.index import Index
-from memoryd.items import Item, LogState
+from memoryd.index import rewrites
+from memoryd.index.db import Index
+from memoryd.index.items import Item, LogState
+from memoryd.index.rewrites import Ended, Mark, Rewritten
+from memoryd.index.scan import Change, changes, changes_of
 from memoryd.logs.logfiles import MISNAMED, log_files, read_from
 from memoryd.logs.sessions import Progress, Turn
-from memoryd.rewrites import Ended, Mark, Rewritten
-from memoryd.scan import Change, changes, changes_of
 from memoryd.text.session_ids import is_session_id
 
 log = logging.getLogger("memoryd")

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memoryd import term_counts
-from memoryd.relevance import K1, B, idf
+from memoryd.index import term_counts
+from memoryd.index.relevance import K1, B, idf
 
 THRESHOLD = 200
 """A term held by this many items has its best rows kept: FTS5 ranks a term held by fewer in

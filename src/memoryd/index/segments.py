@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError, IndexStoreError, MemorydError
-from memoryd.index import Index
-from memoryd.store import translated
+from memoryd.index.db import Index
+from memoryd.index.store import translated
 
 STEP = 16
 """The pages of merged segments a step writes, about (FTS5's `'merge'` counts its work in leaf

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.items import Item, LogState
+from memoryd.index.items import Item, LogState
 from memoryd.logs.logfiles import TAIL, bytes_at, epoch_logs
 from memoryd.logs.sessions import Progress
 

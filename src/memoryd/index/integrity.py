@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
-from memoryd.store import translated
+from memoryd.index.store import translated
 
 MISMATCH = "the full-text index is damaged or does not match the items' text"
 

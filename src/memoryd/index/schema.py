@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memoryd import common, term_counts
 from memoryd.home import make_folder, private_database
-from memoryd.store import rollback, store_error
+from memoryd.index import common, term_counts
+from memoryd.index.store import rollback, store_error
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
 MIGRATIONS: tuple[tuple[str, str], ...] = (

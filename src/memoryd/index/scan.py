@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.text.session_ids import is_session_id
 
 
