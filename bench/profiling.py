@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import queries
-from memoryd import search
 from memoryd.index.db import Index
+from memoryd.search import parts as search
 
 
 @dataclass(frozen=True)

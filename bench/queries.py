@@ -1,6 +1,6 @@
 """Benchmark queries for `bench/recall.py`: deterministic, drawn from the indexed corpus itself.
 
-Every query has 1, 3 or 8 terms (as `memoryd.search.terms` counts them: distinct,
+Every query has 1, 3 or 8 terms (as `memoryd.search.parts.terms` counts them: distinct,
 case-insensitive) and one of these kinds:
 
 - `rare`: words held by at most `RARE_SHARE` of the items;
@@ -29,7 +29,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
-from memoryd.search import terms
+from memoryd.search.parts import terms
 
 KINDS = ("rare", "mixed", "common", "natural", "known")
 WORDS = (1, 3, 8)

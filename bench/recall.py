@@ -16,9 +16,9 @@ names 1000000 (that adds about two minutes).
 Recall: `queries.make` draws deterministic queries of 1, 3 and 8 words (rare, mixed, common,
 natural questions, known items; see `bench/queries.py`). After a warm-up, each query runs at
 k=5 and k=20 on the same open index, in several passes (each keeps its median time): the search
-behind `recall`, `memoryd.search.search(index, terms, k)`; the raw query (`RAW_SQL`: every term
-quoted, joined by OR, `ORDER BY rank LIMIT k`, the seed's query, the issues' baseline); and the
-same query with `bm25()` in its `ORDER BY` (`RAW_BM25_SQL`: the same rows, a quarter faster,
+behind `recall`, `memoryd.search.parts.search(index, terms, k)`; the raw query (`RAW_SQL`: every
+term quoted, joined by OR, `ORDER BY rank LIMIT k`, the seed's query, the issues' baseline); and
+the same query with `bm25()` in its `ORDER BY` (`RAW_BM25_SQL`: the same rows, a quarter faster,
 reported beside the first). Which of the three goes first rotates; each is timed with
 `time.perf_counter` (with `--cpu`, the thread's CPU time, `time.thread_time`: what other
 processes take of a shared machine is left out). The report gives p50/p95/p99 and the
@@ -49,12 +49,12 @@ from pathlib import Path
 import corpus
 import queries
 from indexes import cached_index, code_version, source_digest
-from memoryd import search
 from memoryd.index import db as index_module
 from memoryd.index import indexer
 from memoryd.index.db import Index
 from memoryd.index.indexer import catch_up
 from memoryd.index.items import Hit, Item
+from memoryd.search import parts as search
 from profiling import Profile, profile
 from report import report
 from runs import KS, NAMES, WARMUP, Run, SizeResult, log

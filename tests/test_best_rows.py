@@ -8,14 +8,14 @@ import random
 import pytest
 
 from logs import turn, write_log
-from memoryd.expressions import every, some
 from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.index.relevance import fold, idf
-from memoryd.search import best_rows
+from memoryd.search.expressions import every, some
+from memoryd.search.parts import best_rows
+from memoryd.search.weights import Weights
 from memoryd.text.stems import stem
-from memoryd.weights import Weights
 
 # Words whose cores stand inside others (`at` in `that`, `so` in `also`), forms of one stem
 # (`walk`, `walks`, `walking`), a one-letter word, and words that fold to ASCII or do not.

@@ -17,7 +17,7 @@ from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass
 from memoryd.recall import ceiling, recall
-from memoryd.search import Costs, search
+from memoryd.search.parts import Costs, search
 
 NOW = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 CLASSES = ("public", "private", "secret")

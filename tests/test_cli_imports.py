@@ -108,7 +108,7 @@ ANSWERED_BY_THE_DAEMON = {
     "memoryd.index.indexer",
     "memoryd.memory.commands",
     "memoryd.recall",
-    "memoryd.search",
+    "memoryd.search.parts",
     "memoryd.serve.service",
     "sqlite3",
     "ssl",

@@ -20,7 +20,7 @@ from memoryd.index import common, schema, term_counts
 from memoryd.index.db import Index
 from memoryd.index.items import Item
 from memoryd.index.relevance import K1, idf
-from memoryd.search import search
+from memoryd.search.parts import search
 
 WORDS = [f"w{n}x" for n in range(40)]
 AT = "2026-01-01T00:00:00+00:00"

@@ -15,7 +15,7 @@ import pytest
 
 from memoryd.index.db import Index
 from memoryd.index.items import Item
-from memoryd.search import every, some
+from memoryd.search.parts import every, some
 
 WORDS = [f"w{n}" for n in range(12)] + ["the", "café"]
 AT = "2026-01-01T00:00:00+00:00"

@@ -17,7 +17,7 @@ from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.items import Item
 from memoryd.memory.commands import open_memory
-from memoryd.search import search
+from memoryd.search.parts import search
 from memoryd.status import KEPT, MemoryDamage
 from test_cli import memoryd
 from test_common import small  # noqa: F401  (a fixture: tables made from a few hundred items)

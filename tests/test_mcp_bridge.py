@@ -107,7 +107,9 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
     assert "anyio" not in modules and "memoryd.serve.mcp" not in modules
     # Nor an HTTP client, nor the index and the search: the daemon has them.
     assert {m.split(".")[0] for m in modules} & {"http", "email", "ssl", "sqlite3"} == set()
-    assert modules & {"memoryd.index.db", "memoryd.search", "memoryd.memory.commands"} == set()
+    assert (
+        modules & {"memoryd.index.db", "memoryd.search.parts", "memoryd.memory.commands"} == set()
+    )
 
 
 CANARY = "canary-7f3a"

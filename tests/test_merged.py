@@ -18,10 +18,10 @@ from memoryd.index import common
 from memoryd.index.db import Index
 from memoryd.index.items import Item
 from memoryd.index.relevance import fold, idf
-from memoryd.merged import score, some_best
-from memoryd.search import some, some_of
+from memoryd.search.merged import score, some_best
+from memoryd.search.parts import some, some_of
+from memoryd.search.weights import Weights
 from memoryd.text.stems import stem
-from memoryd.weights import Weights
 
 WORDS = [f"m{n}" for n in range(30)] + ["café", "naïve", "Übung"]
 AT = "2026-01-01T00:00:00+00:00"

@@ -18,7 +18,7 @@ from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.labels import DataClass, Label
 from memoryd.recall import local, recall
-from memoryd.search import every, rarer, search, some, terms
+from memoryd.search.parts import every, rarer, search, some, terms
 
 NAMES = Names(agent="boxmaker", owner="kyle")
 NOW = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.expressions import most_of
 from memoryd.index.db import Index
 from memoryd.index.items import Item
 from memoryd.index.relevance import idf
 from memoryd.labels import DataClass
-from memoryd.ranking import PASSAGE, Query, Scored, ranked, score
 from memoryd.recall_limits import K_MAX
-from memoryd.search import (
+from memoryd.search.expressions import most_of
+from memoryd.search.parts import (
     COSTS,
     DEPTH,
     Costs,
@@ -27,9 +26,10 @@ from memoryd.search import (
     some_of,
     terms,
 )
-from memoryd.search import FUNCTION as FUNCTION_WEIGHT
+from memoryd.search.parts import FUNCTION as FUNCTION_WEIGHT
+from memoryd.search.ranking import PASSAGE, Query, Scored, ranked, score
+from memoryd.search.weights import Weights
 from memoryd.text.stopwords import content
-from memoryd.weights import Weights
 
 AT = "2026-09-28T23:19:00Z"
 WORDS = [f"w{n}" for n in range(40)]

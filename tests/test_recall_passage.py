@@ -10,8 +10,8 @@ from logs import turn, write_log
 from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
-from memoryd.ranking import PASSAGE, Query, score
-from memoryd.search import search, terms
+from memoryd.search.parts import search, terms
+from memoryd.search.ranking import PASSAGE, Query, score
 from memoryd.text.stems import stem
 
 WORDS = ["blue", "kayak", "mill", "harbour"]

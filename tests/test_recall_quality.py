@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from logs import AT, turn, write_log
-from memoryd.expressions import all_but_one, either, most_of
 from memoryd.home import Home
 from memoryd.index import common, schema
 from memoryd.index.db import Index
@@ -21,9 +20,10 @@ from memoryd.index.indexer import Names, catch_up
 from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import LONG, Sought, bm25, fold, stems, tokens
 from memoryd.labels import DataClass
-from memoryd.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.recall import recall
-from memoryd.search import DEPTH, Costs, only_common, search, terms
+from memoryd.search.expressions import all_but_one, either, most_of
+from memoryd.search.parts import DEPTH, Costs, only_common, search, terms
+from memoryd.search.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import content
 

@@ -15,10 +15,10 @@ from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.index.relevance import LONG, Sought, bm25, fold, idf, stems, token_count, tokens
-from memoryd.ranking import core
-from memoryd.search import Costs, every, every_term, search, some, terms
+from memoryd.search.parts import Costs, every, every_term, search, some, terms
+from memoryd.search.ranking import core
+from memoryd.search.weights import Weights
 from memoryd.text.stems import stem
-from memoryd.weights import Weights
 
 WORDS = ["walrus", "otter", "Café", "cafe", "naïve", "the", "a", "über", "ÉCOLE", "x1", "42"]
 

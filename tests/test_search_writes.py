@@ -14,7 +14,7 @@ from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.index.items import Item
-from memoryd.search import Costs, search
+from memoryd.search.parts import Costs, search
 
 NAMES = Names("agent", "owner")
 

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from memoryd.index.db import Index
 from memoryd.index.items import Item
 from memoryd.index.relevance import LONG, bm25, fold, tokens
-from memoryd.profiles import PROFILED, PROFILES, Profile, Profiles
-from memoryd.ranking import LENGTH, STEM_ONLY, Query, scored
-from memoryd.search import search, terms
-from memoryd.tally import Tallies, profiled
+from memoryd.search.parts import search, terms
+from memoryd.search.profiles import PROFILED, PROFILES, Profile, Profiles
+from memoryd.search.ranking import LENGTH, STEM_ONLY, Query, scored
+from memoryd.search.tally import Tallies, profiled
+from memoryd.search.weights import Weights
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import content
-from memoryd.weights import Weights
 
 AT = "2026-09-28T23:19:00Z"
 

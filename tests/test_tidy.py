@@ -29,7 +29,7 @@ from memoryd.index.indexer import Names, catch_up
 from memoryd.index.segments import IDLE
 from memoryd.indexed import indexed
 from memoryd.memory.journal import Op
-from memoryd.search import search, terms
+from memoryd.search.parts import search, terms
 from memoryd.serve import watch
 from memoryd.serve.service import Service
 

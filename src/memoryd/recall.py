@@ -19,7 +19,7 @@ from memoryd.index.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.logs.sessions import UNNAMED
 from memoryd.recall_limits import K_MAX, QUERY_MAX
-from memoryd.search import search, terms
+from memoryd.search.parts import search, terms
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet, when
 from memoryd.text.secrets import redact

@@ -22,7 +22,6 @@ from typing import Any
 
 from memoryd.connect.follow import release_forgotten
 from memoryd.errors import ForgetError, LockError, RecallError
-from memoryd.expressions import every
 from memoryd.forget import entries, logs, purge, recalls, record
 from memoryd.forget.targets import Dropped, Target, parse, parse_all
 from memoryd.home import Home, make_folder
@@ -35,6 +34,7 @@ from memoryd.logs.records import Role
 from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import stamp
 from memoryd.recall import check, source
+from memoryd.search.expressions import every
 from memoryd.text.answer import header, item, snippet
 from memoryd.text.secrets import redact
 

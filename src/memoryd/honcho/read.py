@@ -33,7 +33,7 @@ from memoryd.honcho.recalled import (
     Source,
     items,
 )
-from memoryd.search import terms
+from memoryd.search.parts import terms
 from memoryd.text.secrets import has_secret
 
 GRACE = 1.0

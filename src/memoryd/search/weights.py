@@ -14,8 +14,8 @@ import functools
 from dataclasses import dataclass
 
 from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25
-from memoryd.ranking import core
-from memoryd.tally import Tallies
+from memoryd.search.ranking import core
+from memoryd.search.tally import Tallies
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from memoryd.expressions import either, quoted, some
 from memoryd.index import common
 from memoryd.index.common import strength
 from memoryd.index.db import Classes, Index
 from memoryd.index.relevance import fold, idf
+from memoryd.search.expressions import either, quoted, some
+from memoryd.search.weights import Weights
 from memoryd.text.stems import stem
-from memoryd.weights import Weights
 
 SCORED = 8
 """FTS5 ranks about this many rows of an OR in the time one is read and scored here

@@ -13,7 +13,7 @@ text does not change. A long text an earlier search counted is counted from its 
 from __future__ import annotations
 
 from memoryd.index.relevance import Sought, Tally
-from memoryd.profiles import PROFILED, PROFILES, Profile
+from memoryd.search.profiles import PROFILED, PROFILES, Profile
 
 Forms = dict[str, tuple[str, ...]]
 """Each stem of a query, with its words as the query writes them."""

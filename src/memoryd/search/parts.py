@@ -35,16 +35,16 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from memoryd import merged
-from memoryd.expressions import every, most_of, some
 from memoryd.index.db import Classes, Index
 from memoryd.index.items import Hit
 from memoryd.index.relevance import fold, idf, tokens
 from memoryd.labels import DataClass
-from memoryd.ranking import Query, Scored, neighbours, ranked, scored
-from memoryd.tally import Tallies
+from memoryd.search import merged
+from memoryd.search.expressions import every, most_of, some
+from memoryd.search.ranking import Query, Scored, neighbours, ranked, scored
+from memoryd.search.tally import Tallies
+from memoryd.search.weights import Weights
 from memoryd.text.stopwords import content
-from memoryd.weights import Weights
 
 COMMON_SHARE = 0.01
 """A term held by more than this share of the items is common (and by more than the floor)."""
