@@ -3,8 +3,6 @@ not run, while `memoryd --help` still lists every command (issue 12: the CLI's s
 
 from __future__ import annotations
 
-import ast
-import graphlib
 import json
 import re
 import subprocess
@@ -194,30 +192,3 @@ def test_the_command_and_python_m_import_the_cli_frozen() -> None:
     assert done.returncode == 0, done.stderr
     assert "version" in done.stdout
     assert done.stdout.endswith("\nTrue True\n")
-
-
-def _imported(source: Path, modules: set[str]) -> set[str]:
-    """The modules of `modules` the file `source` imports anywhere: at the top, inside a
-    function, under `TYPE_CHECKING`."""
-    found = set()
-    for node in ast.walk(ast.parse(source.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return found & modules
-
-
-def test_no_module_of_memoryd_imports_one_that_imports_it_back() -> None:
-    # A lazy import inside a function still makes a circle: `cli` imported `start` for its
-    # frozen imports while `start.main` imported `cli` (issue 24).
-    src = Path(__file__).resolve().parent.parent / "src"
-    files = {
-        ".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in src.rglob("*.py")
-    }
-    graph = {name: _imported(path, set(files)) - {name} for name, path in files.items()}
-    graphlib.TopologicalSorter(graph).prepare()  # CycleError names the circle
-    assert [name for name, imports in graph.items() if "memoryd.start" in imports] == [
-        "memoryd.__main__"
-    ]
