@@ -1,7 +1,7 @@
 """`recall`: the arguments checked, the search's hits as items, the answer, its label, the log.
 
 `local` gives the local index's items and their label; `recall` answers from them alone. With
-Honcho, its items follow the local ones (SPEC section 8). The search itself is `search.py`.
+Honcho, its items follow the local ones (SPEC section 8). The search itself is `search/parts.py`.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ THRESHOLD = 200
 """A term held by this many items has its best rows kept: FTS5 ranks a term held by fewer in
 about 0.2 ms (1.1 to 2.5 ms for 1,000 to 2,000). The some-term part of a search merges its
 words' best rows (`merged`), and its words are held by at most 1% of the items or 1,000
-(`search.rarer`): kept from 1,000, no such word had them at 100k items."""
+(`parts.rarer`): kept from 1,000, no such word had them at 100k items."""
 
 KEPT = 200
 """The rows a table is built with, and cut back to."""

@@ -1,4 +1,4 @@
-"""What the index holds (`index`): an item, an item found with its row id, and how far a
+"""What the index holds (`db`): an item, an item found with its row id, and how far a
 session's logs were read."""
 
 from __future__ import annotations

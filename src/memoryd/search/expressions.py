@@ -1,5 +1,5 @@
 """The FTS5 expressions a search asks: the query's terms, each double-quoted, joined by the only
-operators built here. A term is a run of alphanumeric characters (`search.terms`): it holds no
+operators built here. A term is a run of alphanumeric characters (`parts.terms`): it holds no
 quote, so no operator the model writes is ever parsed."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def either(lists: list[list[str]]) -> str:
 
 def all_but_one(words: list[str], kept: list[str]) -> list[list[str]]:
     """The lists of words of which an item holding all of `words` but one holds every word, of
-    those holding a `kept` word (`search.rarer`): an AND of common words only would read their whole
+    those holding a `kept` word (`parts.rarer`): an AND of common words only would read their whole
     doclists."""
     held = set(kept)
     subsets = [words[:n] + words[n + 1 :] for n in range(len(words))]
@@ -40,7 +40,7 @@ def most_of(words: list[str], kept: list[str]) -> tuple[str, list[str]]:
     """The FTS5 expression matching the items that hold all of `words` but one, and the word of
     each of its phrases (FTS5 reads a word's doclist for each phrase holding it); empty when
     there is nothing to look for. Of five words or more, only the kept
-    ones (`search.rarer`) are counted, and of four such or more the expression matches a few items
+    ones (`parts.rarer`) are counted, and of four such or more the expression matches a few items
     more: the words in groups of two or three, the rarest together, each group held in part
     (an item lacking one word holds a word of every group). An AND per word left out would
     read every word's doclist once for each."""

@@ -1,5 +1,5 @@
 """The best items holding some of a few words, as FTS5 ranks their OR, merged from each word's
-own best rows: the some-term part of a search (`search.some_of`) without FTS5 scoring every
+own best rows: the some-term part of a search (`parts.some_of`) without FTS5 scoring every
 row that holds one of the words.
 
 FTS5's bm25 of a row, for an OR of words, adds up, in the expression's order, each word's idf

@@ -1,6 +1,6 @@
 """Each text a search reads, counted once for its query (`Tallies`).
 
-A search counts a row's words to rank the rows of a part read here (`search.best_rows`: FTS5's
+A search counts a row's words to rank the rows of a part read here (`parts.best_rows`: FTS5's
 bm25 over the part's stems), then again to rank its candidates (`ranking.score`: the word as
 written before its other forms, the passage). At 1M items the slowest 8-word queries, of common
 words, counted the same 20 texts of 2,000 to 34,641 characters both times, and that was most of

@@ -1,4 +1,4 @@
-"""What scoring a row read by a search needs (`search.best_rows`), and a bound on its score.
+"""What scoring a row read by a search needs (`parts.best_rows`), and a bound on its score.
 
 A row's bm25 is FTS5's (`relevance.bm25`) over the weighed stems, counted in its text. Counting
 a text's tokens of the stems costs more than finding its stems' cores (`bytes.count`, in C: a
