@@ -3,6 +3,7 @@ HOST:PORT` over TCP, loopback unless `--public`."""
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
@@ -15,6 +16,9 @@ from memoryd.home import Home
 
 log = logging.getLogger("memoryd.serve")
 
+PORT_MAX = 65535
+"""The highest TCP port."""
+
 
 def socket_path(home: Home) -> Path:
     """The daemon's Unix socket."""
@@ -26,13 +30,14 @@ def parse_listen(listen: str, public: bool) -> tuple[str, int]:
     does not repeat what was given (it may be anything pasted in the wrong place)."""
     host, sep, port_text = listen.rpartition(":")
     host = host.strip("[]")
-    if (
-        not sep
-        or not host
-        or not (port_text.isascii() and port_text.isdigit())
-        or int(port_text) > 65535
-    ):
+    if not sep or not host or not (port_text.isascii() and port_text.isdigit()):
         raise MemorydError("--listen: give HOST:PORT, like 127.0.0.1:8765")
+    if len(port_text) > len(str(PORT_MAX)) or int(port_text) > PORT_MAX:
+        # Digits only, yet not echoed: a long run of them is a number pasted in the wrong place.
+        raise MemorydError(
+            f"--listen: the port is out of range: give one from 1 to {PORT_MAX} (0 lets the "
+            "system pick a free one), like 127.0.0.1:8765"
+        )
     # ipaddress takes any characters as an IPv6 zone (`fe80::1%...`), escapes and line breaks
     # too, and messages show the host: an interface name only.
     _, zone_sign, zone = host.partition("%")
@@ -81,6 +86,15 @@ def bind_tcp(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as e:
         sock.close()
-        raise MemorydError(f"cannot listen on {host}:{port}: {e}") from e
+        raise MemorydError(f"cannot listen on {host}:{port}: {_bind_problem(e, port)}") from e
     sock.listen(128)
     return sock
+
+
+def _bind_problem(e: OSError, port: int) -> str:
+    """What a refused bind means and what to do."""
+    if e.errno != errno.EADDRINUSE:
+        return str(e)
+    from memoryd.serve.port_holder import in_use  # reads /proc: only when it is needed
+
+    return in_use(port)
