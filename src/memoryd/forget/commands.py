@@ -85,8 +85,8 @@ def forget_command(
     """Forget for good: items by KEY (`<session>:<turn>:user|reply`, as recall's keys), whole
     turns (`<session>:<turn>`), sessions (`<session>`), dropped entries (`dropped:<line>:<n>`),
     an entry of a memory file (--entry), or what matches a query (--query). Deleted from the
-    session logs, the index, the recall logs, the journal and Honcho's sync state
-    (docs/forget.md)."""
+    session logs, the index, the recall logs, the journal and Honcho's sync state; nothing
+    can bring it back."""
     home = resolve(home_dir).require()
     if query is not None and keys:
         raise click.UsageError("--query forgets what it matches: give no KEY with it")

@@ -46,7 +46,11 @@ def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
     home = resolve(home_dir).require()
     config = config_file.load(home.config)
     if config.honcho is None:
-        raise MemorydError(f"no [honcho] table in {home.config}: see docs/honcho.md")
+        raise MemorydError(
+            f"no [honcho] table in {home.config}: add one with Honcho's address and the agent's "
+            'workspace, like [honcho] url = "http://127.0.0.1:8000" workspace = "my-agent" '
+            "(the API key, when Honcho asks for one, in $HONCHO_API_KEY)"
+        )
     ends = time.time() + deadline
     with run.opened(home, config, timeout) as worker:
         worker.scan()

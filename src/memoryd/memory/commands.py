@@ -11,6 +11,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
@@ -34,6 +35,9 @@ from memoryd.options import echo_labelled, home_option, session_id
 from memoryd.text.answer import when
 
 LOG_DEFAULT = 20
+
+LINE_DIGITS = 18
+"""The most digits of a journal line's number `memory undo` takes."""
 
 
 def open_memory(home: Home) -> Memory:
@@ -226,11 +230,34 @@ def log_command(n: int, home_dir: str | None) -> None:
         click.echo(log_line(line))
 
 
+class LineNumber(click.ParamType):
+    """A journal line's number: what `memoryd memory log` shows first on each line."""
+
+    name = "line number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, refused in words saying what one is and where to see them."""
+        if isinstance(value, int):
+            return value
+        digits = value.lstrip("0")
+        # A number no journal reaches is refused as one: Python reads at most 4,300 digits.
+        if value.isascii() and value.isdigit() and 0 < len(digits) <= LINE_DIGITS:
+            return int(digits)
+        # Not echoed: what was typed may be anything pasted in the wrong place.
+        self.fail(
+            "ID is a journal line's number, like 12: `memoryd memory log` lists the lines, "
+            "each with its number first",
+            param,
+            ctx,
+        )
+
+
 @memory_group.command("undo")
-@click.argument("line_id", metavar="ID", type=click.IntRange(1))
+@click.argument("line_id", metavar="ID", type=LineNumber())
 @home_option
 def undo_command(line_id: int, home_dir: str | None) -> None:
-    """Apply the inverse of journal line ID as a new, checked edit."""
+    """Apply the inverse of journal line ID (its number in `memoryd memory log`) as a new,
+    checked edit."""
     home = _home(home_dir)
     memory = open_memory(home)
     done = undo(memory, line_id, OWNER, datetime.now(UTC))

@@ -36,6 +36,7 @@ from memoryd.errors import (
 )
 from memoryd.forget.run import Asked
 from memoryd.memory.journal import Op
+from memoryd.serve import unknown
 from memoryd.serve.bodies import (
     ForgetBody,
     Labelled,
@@ -158,13 +159,18 @@ def create_app(
         return error(422, "invalid", "; ".join(problems) + ": see /openapi.json")
 
     @app.exception_handler(HTTPException)
-    async def http(_: Request, e: Exception) -> JSONResponse:
+    async def http(request: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, HTTPException)
         if e.status_code == 400 and e.detail == _UNPARSED:
             # FastAPI's own words when the JSON parser gives up (nested too deep).
             return error(400, "bad_json", "the body cannot be read as JSON: send one JSON object")
-        code = "not_found" if e.status_code == 404 else f"http_{e.status_code}"
-        return error(e.status_code, code, str(e.detail))
+        if e.status_code == 404:
+            return error(404, "not_found", unknown.not_found(listed))
+        if e.status_code == 405:
+            allow = (e.headers or {}).get("Allow", "")
+            said = unknown.not_allowed(app.router.routes, dict(request.scope), allow)
+            return error(405, "method_not_allowed", said, Allow=allow)
+        return error(e.status_code, f"http_{e.status_code}", str(e.detail))
 
     @app.post("/v1/recall", response_model=Labelled, response_model_by_alias=True)
     async def recall(body: RecallBody) -> dict[str, Any]:
@@ -210,7 +216,8 @@ def create_app(
     def forget(body: ForgetBody) -> Any:
         """The owner's forget, for good: never a tool of the model's, and refused on a
         `--public` listener. `dry_run` answers what it would forget, as recall shows it, each
-        with its key; otherwise the keys it forgot (docs/forget.md)."""
+        with its key; otherwise the keys it forgot (from the session logs, the index, the recall
+        logs, the journal and Honcho's sync state: nothing can bring it back)."""
         # The listener's, never the connection's: a listener on 0.0.0.0 is reached from
         # 127.0.0.1 by a client on the agent's machine, and by every client through a TLS proxy.
         if public:
@@ -238,7 +245,8 @@ def create_app(
     @app.post("/v1/window")
     def open_window() -> Any:
         """A one-time link that opens the owner's window in a browser (`url`), and the file
-        that opens it without the link entering the browser's history (`file`; docs/window.md)."""
+        that opens it without the link entering the browser's history (`file`): the link works
+        once, within two minutes."""
         if window is None:
             return error(404, "window_off", WINDOW_OFF)
         return window()
@@ -256,6 +264,8 @@ def create_app(
         """The JSON schemas of the model's `recall` and `memory` tools."""
         return {"tools": tools()}
 
+    # The stdio bridge's route is memoryd's own: a person has no use for it.
+    listed = unknown.routes(app.router.routes, frozenset({MCP_PATH}))
     return app
 
 

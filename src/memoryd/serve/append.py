@@ -93,7 +93,9 @@ def _line(n: int, record: dict[str, Any]) -> tuple[bytes, Kind | None]:
         parsed = parse_line(text)
     except ValueError as e:
         raise RecordError(
-            f"record {n}: {e}: see the session log format in docs/integrate.md"
+            f"record {n}: {e}: a record is a JSON object like "
+            '{"type": "user", "text": "...", "at": "2026-09-28T23:19:00Z"}, of type session, '
+            "user, assistant, tool_call, tool_result, final or compaction"
         ) from None
     if parsed.kind is Kind.FORGOTTEN:
         raise RecordError(f"record {n}: a forgotten record is memoryd's own: `memoryd forget`")

@@ -10,6 +10,7 @@ Its answers are the same values `Service` gives, so `memoryd mcp` can use either
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,11 +50,13 @@ class Client:
         where: str,
         socket: Path | None = None,
         close: Callable[[], None] = lambda: None,
+        start: str = "memoryd serve",
     ) -> None:
         self.send = send
         self.where = where
         self.socket = socket
         self._close = close
+        self.start = start
 
     @classmethod
     def unix(cls, home: Home) -> Client:
@@ -68,8 +71,9 @@ class Client:
         return cls(send, str(path), path)
 
     @classmethod
-    def of(cls, http: httpx.Client, where: str) -> Client:
-        """The daemon `http` reaches (its base URL, its headers), shown as `where`."""
+    def of(cls, http: httpx.Client, where: str, start: str = "memoryd serve") -> Client:
+        """The daemon `http` reaches (its base URL, its headers), shown as `where`; `start` is
+        the command that would serve it."""
         import httpx
 
         def send(method: str, target: str, body: bytes | None) -> tuple[int, bytes]:
@@ -82,11 +86,12 @@ class Client:
                 raise Unanswered(type(e).__name__) from e
             return response.status_code, response.content
 
-        return cls(send, where, close=http.close)
+        return cls(send, where, close=http.close, start=start)
 
     @classmethod
-    def tcp(cls, url: str, token: str) -> Client:
-        """The daemon listening at `url` (`http://127.0.0.1:8765`), with its bearer token."""
+    def tcp(cls, url: str, token: str, home: Home | None = None) -> Client:
+        """The daemon listening at `url` (`http://127.0.0.1:8765`), with its bearer token; an
+        unreachable one is started with `memoryd serve --listen` on that address (and `home`)."""
         import httpx
 
         try:
@@ -109,7 +114,8 @@ class Client:
                 0,
             )
         headers = {"Authorization": f"Bearer {token}"}
-        return cls.of(httpx.Client(base_url=parsed, headers=headers, timeout=TIMEOUT), str(parsed))
+        http = httpx.Client(base_url=parsed, headers=headers, timeout=TIMEOUT)
+        return cls.of(http, str(parsed), _serving(parsed, home))
 
     def __enter__(self) -> Client:
         return self
@@ -123,7 +129,7 @@ class Client:
 
     def _unreachable(self, why: object) -> DaemonError:
         return DaemonError(
-            f"cannot reach memoryd at {self.where} ({why}): start it with `memoryd serve`",
+            f"cannot reach memoryd at {self.where} ({why}): start it with `{self.start}`",
             "unreachable",
             0,
         )
@@ -155,7 +161,7 @@ class Client:
             raise DaemonError(
                 f"memoryd at {self.where} gave no answer ({e}): what was asked "
                 "may or may not have been done; `memoryd status` says whether it is serving, "
-                "`memoryd serve` starts it again",
+                f"`{self.start}` starts it again",
                 "unreachable",
                 0,
             ) from e
@@ -264,6 +270,16 @@ class Client:
         """The model's tool schemas."""
         found: list[dict[str, Any]] = self._call("GET", "/v1/tools")["tools"]
         return found
+
+
+def _serving(url: httpx.URL, home: Home | None) -> str:
+    """The command that serves the daemon at `url` (for `home`, when given)."""
+    port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    loopback = host in ("localhost", "[::1]") or host.startswith("127.")
+    public = "" if loopback else " --public"
+    at = "" if home is None else f" --home {shlex.quote(str(home.root))}"
+    return f"memoryd serve --listen {shlex.quote(f'{host}:{port}')}{public}{at}"
 
 
 def serves(home: Home, timeout: float = HEALTH_TIMEOUT) -> bool:

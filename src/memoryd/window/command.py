@@ -53,7 +53,7 @@ def window_command(url: str | None, no_browser: bool, home_dir: str | None) -> N
     browser on this machine. Serves the home (until Ctrl-C) when no daemon does."""
     home = resolve(home_dir)
     if url is not None:
-        with Client.tcp(url, token(home.require())) as client:
+        with Client.tcp(url, token(home.require()), home) as client:
             show(client.window(), not no_browser)
         return
     if home.root.is_dir() and serves(home):
