@@ -110,6 +110,7 @@ def test_reindex_counts_the_dropped_entries_as_status_does(home: Home) -> None:
 
 
 def test_bad_input_is_one_line_and_an_exit_status(home: Home, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a home")
     cases = [
         (("recall", ""), 1, "no word to search for"),
         (("recall", "x" * 501), 1, "at most 500"),
@@ -117,8 +118,8 @@ def test_bad_input_is_one_line_and_an_exit_status(home: Home, tmp_path: Path) ->
         (("recall", "x", "-k", "21"), 2, "21 is not in the range"),
         (("recall", "x", "--session", "a/b"), 2, "not a session id"),
         (("recall", "x", "--session", "glpat-" + "Abcdefghij0" * 3), 2, "shaped like a key"),
-        (("recall", "x", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
-        (("status", "--home", str(tmp_path / "missing")), 1, "no memoryd home at"),
+        (("recall", "x", "--home", str(tmp_path / "a-file")), 1, "is not a folder"),
+        (("status", "--home", str(tmp_path / "a-file")), 1, "is not a folder"),
         (("frobnicate",), 2, "No such command"),
     ]
     for args, status, message in cases:
@@ -176,7 +177,7 @@ def test_an_untranslated_os_error_is_one_line_and_no_space_is_exit_75(home: Home
     code = (
         "import errno, os, sys, memoryd.cli as cli\n"
         "def full(*a, **k): raise OSError(errno.ENOSPC, 'No space left on device', 'x.db')\n"
-        "cli.resolve = full\n"
+        "cli.opened = full\n"
         "sys.argv = ['memoryd', 'status']\n"
         "cli.main()\n"
     )

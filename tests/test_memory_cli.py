@@ -110,13 +110,16 @@ def test_block_for_a_session_leaves_out_files_above_its_class(home: Home) -> Non
     assert shown["class"] == "secret"
 
 
-def test_a_missing_home_is_an_error_not_a_new_home(home: Home) -> None:
-    missing = str(home.root / "nope")
-    for args in (("memory", "show"), ("check",), ("block",), ("memory", "add", "notes.md", "x")):
-        done = memoryd(*args, "--home", missing, home=home)
-        assert (done.returncode, done.stdout) == (1, ""), args
-        assert "no memoryd home at" in done.stderr
-    assert not os.path.exists(missing)
+def test_a_missing_home_is_made_and_said_by_the_memory_commands(home: Home) -> None:
+    # Issue 26's one rule (tests/test_home_rule.py holds every command to it).
+    for n, args in enumerate(
+        (("memory", "show"), ("check",), ("block",), ("memory", "add", "notes.md", "x"))
+    ):
+        missing = home.root / f"nope-{n}"
+        done = memoryd(*args, "--home", str(missing), home=home)
+        assert done.returncode == 0, (args, done.stderr)
+        assert done.stderr.startswith(f"memoryd: made a new home at {missing} ("), args
+        assert os.path.isdir(missing / "memory")
 
 
 def test_memory_show_never_shows_a_secret_or_a_tag_written_by_hand(home: Home) -> None:

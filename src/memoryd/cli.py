@@ -22,9 +22,9 @@ import click
 from memoryd import config as config_file
 from memoryd.errors import NO_SPACE, DaemonError, MemorydError, NoSpaceError, disk_problem
 from memoryd.frozen import frozen_imports
-from memoryd.home import Home, resolve
+from memoryd.home import Home
 from memoryd.labels import Labelled
-from memoryd.options import GROUP_HOME, echo_labelled, home_option, session_id
+from memoryd.options import GROUP_HOME, echo_labelled, home_option, opened, session_id
 from memoryd.recall_limits import K_DEFAULT, K_MAX, QUERY_MAX
 from memoryd.serve.client import Client, serves
 from memoryd.text import boundary
@@ -77,7 +77,7 @@ LAZY = {
 @click.option(
     "--home",
     GROUP_HOME,
-    type=click.Path(file_okay=False),
+    metavar="DIR",
     default=None,
     help="The agent's home, for any command (a command's own --home wins).",
 )
@@ -110,7 +110,7 @@ def recall_command(
     query: str, k: int, session: str | None, as_json: bool, home_dir: str | None
 ) -> None:
     """Recall what the agent remembers about QUERY, as the model sees it."""
-    home = resolve(home_dir).require()
+    home = opened(home_dir)
     config = config_file.load(home.config)
     served = serves(home)
     # Answered here with Honcho (an unavailable source is logged by the process that asked it,
@@ -150,7 +150,7 @@ def reindex_command(home_dir: str | None) -> None:
     from memoryd.memory.commands import recovered
     from memoryd.reindex import reindex
 
-    home = resolve(home_dir).require()
+    home = opened(home_dir)
     journal = recovered(home).journal
     with exclusive(home, needed=False):  # a forget and a reindex take turns
         if sys.stderr.isatty():
@@ -203,7 +203,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
         return home, index.log_states(), index.count()
 
-    found = resolve(home_dir).require()
+    found = opened(home_dir)
     home, states, items = indexed(found, serves(found), read, lambda index: index.check(deep))
     status = summary(home, states, items, MemoryDamage())
     if as_json:
@@ -254,7 +254,7 @@ def serve_command(listen: str | None, public: bool, window: bool, home_dir: str 
         from memoryd.serve.daemon import serve  # the server stack, only when serving
         from memoryd.serve.stderr import log_to_stderr
     log_to_stderr()
-    serve(resolve(home_dir), listen, public, window)
+    serve(opened(home_dir), listen, public, window)
 
 
 @cli.command("mcp")
@@ -280,7 +280,7 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
     if listen is None:
         if public:
             raise click.UsageError("--public is for --listen: give both, or neither")
-        home = resolve(home_dir)
+        home = opened(home_dir)
         if serves(home):  # the daemon has the SDK loaded: this process only relays to it
             from memoryd.serve import bridge
 
@@ -294,7 +294,7 @@ def mcp_command(session: str, listen: str | None, public: bool, home_dir: str | 
         from memoryd.serve import mcp_http  # the server stack, only when listening
         from memoryd.serve.stderr import log_to_stderr
     log_to_stderr()
-    mcp_http.run(resolve(home_dir), session, listen, public)
+    mcp_http.run(opened(home_dir), session, listen, public)
 
 
 def main() -> None:

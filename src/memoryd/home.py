@@ -55,7 +55,13 @@ class Home:
         return self.memory / "recalls"
 
     def require(self) -> Home:
-        """This home, checked by `secure`; HomeError when its folder does not exist."""
+        """This home, checked by `secure`; HomeError when its folder does not exist or is not
+        a folder."""
+        if os.path.lexists(self.root) and not self.root.is_dir():
+            raise HomeError(
+                f"the home {self.root} is not a folder: name a folder (--home DIR or "
+                "$MEMORYD_HOME), or move it away and memoryd makes the home there"
+            )
         if not self.root.is_dir():
             raise HomeError(
                 f"no memoryd home at {self.root}: create the folder "

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from memoryd.home import Home, resolve
 from memoryd.labels import Label
 from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
@@ -42,12 +44,29 @@ class Seconds(click.FloatRange):
         return found
 
 
+def opened(home_dir: str | None) -> Home:
+    """The home a command reads or writes (`--home`, else `$MEMORYD_HOME`, else the user data
+    dir), opened as every command opens it: made, folders 0700, when nothing is there (said on
+    stderr, so a mistyped path shows at once); else checked by `Home.require`, which refuses a
+    file or a home not safely the owner's, with the fix in the message."""
+    home = resolve(home_dir)
+    if os.path.lexists(home.root):
+        return home.require()
+    made = home.create()
+    click.echo(
+        f"memoryd: made a new home at {made.root} (nothing was there; --home DIR or "
+        "$MEMORYD_HOME names another)",
+        err=True,
+    )
+    return made
+
+
 def home_option(command: F) -> F:
     """The `--home DIR` option every command takes (also taken before the command)."""
     return click.option(
         "--home",
         "home_dir",
-        type=click.Path(file_okay=False),
+        metavar="DIR",
         default=None,
         callback=_or_group_home,
         help="The agent's home (default: $MEMORYD_HOME, else the user data dir).",

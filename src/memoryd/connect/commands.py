@@ -18,7 +18,7 @@ from memoryd.connect.follow import Follower, Pass
 from memoryd.connect.hosts import HOSTS
 from memoryd.errors import ConnectError
 from memoryd.home import resolve
-from memoryd.options import Seconds, home_option
+from memoryd.options import Seconds, home_option, opened
 from memoryd.text import boundary
 
 
@@ -69,7 +69,7 @@ def _run(
     home_dir: str | None,
     notice: Notice | None = None,
 ) -> None:
-    home = resolve(home_dir).create()
+    home = opened(home_dir)
     root = Path(source) if source else host.folder()
     if not root.is_dir():
         # From --from or the host's variable: shown as one line, without an escape sequence.
@@ -152,7 +152,7 @@ def _command(host: Host) -> click.Command:
         home = resolve(home_dir)
         if show or install:
             # Installed hooks use the home at once: it is made then (printing writes nothing).
-            root = (home.create() if install else home).root.absolute()
+            root = (opened(home_dir) if install else home).root.absolute()
             if show:
                 click.echo(settings.printed(host.name, root), nl=False)
             for message in settings.install(host.name, root) if install else []:

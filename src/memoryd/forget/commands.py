@@ -17,12 +17,12 @@ import click
 from memoryd import config as config_file
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, Done, Place, Shown, forget, plan
-from memoryd.home import Home, resolve
+from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.memory.commands import open_memory
 from memoryd.memory.dropped import index_dropped
-from memoryd.options import home_option
+from memoryd.options import home_option, opened
 from memoryd.serve.client import serves
 from memoryd.text.answer import when
 
@@ -87,7 +87,7 @@ def forget_command(
     an entry of a memory file (--entry), or what matches a query (--query). Deleted from the
     session logs, the index, the recall logs, the journal and Honcho's sync state; nothing
     can bring it back."""
-    home = resolve(home_dir).require()
+    home = opened(home_dir)
     if query is not None and keys:
         raise click.UsageError("--query forgets what it matches: give no KEY with it")
     request = Asked(keys=keys, entry=entry, query=query)

@@ -10,11 +10,10 @@ import click
 
 from memoryd import config as config_file
 from memoryd.errors import MemorydError
-from memoryd.home import resolve
 from memoryd.honcho import run
 from memoryd.honcho import status as honcho_status
 from memoryd.honcho.status import counts_of
-from memoryd.options import Seconds, home_option
+from memoryd.options import Seconds, home_option, opened
 
 
 class SyncError(MemorydError):
@@ -43,7 +42,7 @@ class SyncError(MemorydError):
 def sync_command(deadline: float, timeout: float, home_dir: str | None) -> None:
     """Send the finished turns and the conclusions to Honcho now; exit 1 if any failed or
     are still pending when the deadline passes."""
-    home = resolve(home_dir).require()
+    home = opened(home_dir)
     config = config_file.load(home.config)
     if config.honcho is None:
         raise MemorydError(

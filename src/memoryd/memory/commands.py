@@ -19,7 +19,7 @@ from memoryd import config as config_file
 from memoryd.errors import CheckError, JournalError, LockError, MemorydError, disk_problem
 from memoryd.forget import record
 from memoryd.forget.record import begun
-from memoryd.home import Home, resolve
+from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up_session
 from memoryd.memory.block import memory_block, shown
@@ -31,7 +31,7 @@ from memoryd.memory.journal import Line, Op, last, read
 from memoryd.memory.recovery import consistency, recover
 from memoryd.memory.replace import read_file
 from memoryd.memory.trust import StateOf
-from memoryd.options import echo_labelled, home_option, session_id
+from memoryd.options import echo_labelled, home_option, opened, session_id
 from memoryd.text.answer import when
 
 LOG_DEFAULT = 20
@@ -92,7 +92,7 @@ def _warn(message: str) -> None:
 
 
 def _home(home_dir: str | None) -> Home:
-    return resolve(home_dir).require()
+    return opened(home_dir)
 
 
 @click.group("memory")
@@ -230,7 +230,7 @@ def log_command(n: int, home_dir: str | None) -> None:
         click.echo(log_line(line))
 
 
-class LineNumber(click.ParamType):
+class LineNumber(click.ParamType[int]):
     """A journal line's number: what `memoryd memory log` shows first on each line."""
 
     name = "line number"

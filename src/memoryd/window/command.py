@@ -14,8 +14,7 @@ from pathlib import Path
 
 import click
 
-from memoryd.home import resolve
-from memoryd.options import home_option
+from memoryd.options import home_option, opened
 from memoryd.serve.client import Client, serves
 from memoryd.serve.token import token
 
@@ -51,12 +50,12 @@ def show(link: dict[str, str], browser: bool) -> None:
 def window_command(url: str | None, no_browser: bool, home_dir: str | None) -> None:
     """Open the owner's window: search, sessions, memory files, status and forget, in a
     browser on this machine. Serves the home (until Ctrl-C) when no daemon does."""
-    home = resolve(home_dir)
+    home = opened(home_dir)
     if url is not None:
-        with Client.tcp(url, token(home.require()), home) as client:
+        with Client.tcp(url, token(home), home) as client:
             show(client.window(), not no_browser)
         return
-    if home.root.is_dir() and serves(home):
+    if serves(home):
         with Client.unix(home) as client:
             show(client.window(), not no_browser)
         return
