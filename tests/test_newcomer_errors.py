@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from memoryd.cli import cli
 from memoryd.home import Home
 from memoryd.serve.app import create_app
+from memoryd.serve.client import Client
 from memoryd.serve.service import Service
 from test_serve_daemon import Daemon
 
@@ -179,3 +180,17 @@ def _commands() -> list[str]:
         if isinstance(command, click.Group):
             found += [f"{name} {sub}" for sub in command.list_commands(context)]
     return found
+
+
+def test_the_command_named_serves_the_urls_address_as_serve_takes_it(home: Home) -> None:
+    cases = {
+        "http://127.0.0.1:8765": "memoryd serve --listen 127.0.0.1:8765",
+        "http://localhost": "memoryd serve --listen localhost:80",
+        "http://[::1]:9000": "memoryd serve --listen '[::1]:9000'",
+        "https://192.0.2.7": "memoryd serve --listen 192.0.2.7:443 --public",
+    }
+    for url, serve in cases.items():
+        with Client.tcp(url, "token") as client:
+            assert client.start == serve, url
+    with Client.tcp("http://127.0.0.1:1", "token", Home(Path("/a b"))) as client:
+        assert client.start == "memoryd serve --listen 127.0.0.1:1 --home '/a b'"
