@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd import boundary
+from memoryd.text import boundary
 
 LISTEN = "0A"
 """A socket's state in `/proc/net/tcp` when it listens (the kernel's TCP_LISTEN)."""
