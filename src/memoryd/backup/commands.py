@@ -16,7 +16,7 @@ from memoryd.errors import BackupError
 from memoryd.home import FILE_MODE, Home, resolve
 from memoryd.index.db import Index
 from memoryd.memory.files import Memory
-from memoryd.options import home_option
+from memoryd.options import home_option, opened
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -37,7 +37,7 @@ def _counted(counts: dict[str, int]) -> str:
 @home_option
 def backup_command(file: Path, no_index: bool, home_dir: str | None) -> None:
     """Write one archive of the home at FILE (0600), consistent while the daemon serves it."""
-    home = resolve(home_dir)
+    home = opened(home_dir)
     manifest = archive.backup(home, file, index=not no_index)
     index = f", the index ({manifest.counts.get('items', 0)} items)" if manifest.index else ""
     click.echo(f"backed up {_counted(manifest.counts)}{index} to {file} at {manifest.at}")
@@ -99,7 +99,7 @@ def _caught_up(home: Home, rebuild: bool) -> None:
     type=click.Choice(["jsonl"]),
     default="jsonl",
     show_default=True,
-    help="One JSON object a line (docs/backup.md).",
+    help="One JSON object a line: each record, item, memory file and journal line.",
 )
 @click.option(
     "-o",
@@ -114,7 +114,7 @@ def export_command(form: str, output: Path | None, home_dir: str | None) -> None
     from memoryd.indexed import indexed
     from memoryd.memory.commands import recovered
 
-    home = resolve(home_dir).require()
+    home = opened(home_dir)
     memory = recovered(home)
 
     def write(_: Home, index: Index) -> None:
