@@ -81,6 +81,8 @@ class Service:
     reading: Reading | None = None
     damaged: MemoryDamage = field(default_factory=lambda: MemoryDamage(_logged))
     merging: Merging = field(default_factory=Merging)
+    started: float = field(default_factory=time.time)
+    """When the service was opened (the daemon's start): the window shows its uptime."""
 
     @classmethod
     def open(cls, home: Home) -> Service:

@@ -29,14 +29,25 @@ from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
 from memoryd.text.secrets import redact
 from memoryd.text.session_ids import is_session_id
+from memoryd.window import (
+    first,
+    glance,
+    honcho,
+    layout,
+    opener,
+    recalls,
+    search,
+    sessions,
+    status,
+    turns,
+)
 from memoryd.window import forget as forget_page
-from memoryd.window import honcho, opener, recalls, search, sessions, status, turns
 from memoryd.window import memory as memory_page
 from memoryd.window.guard import cookie_name
 from memoryd.window.held import Held, Search
 from memoryd.window.html import Html, el, join
 from memoryd.window.keys import Keys, same
-from memoryd.window.layout import notice, page
+from memoryd.window.layout import notice
 
 ASSETS = {"window.css": "text/css; charset=utf-8", "window.js": "text/javascript; charset=utf-8"}
 """The package's assets, the only files the window serves."""
@@ -98,6 +109,9 @@ def build(service: Service, keys: Keys) -> Starlette:
 
     held = Held(service.home.memory / DONE)
 
+    def page(title: str, active: str, body: Html, refresh: str | None = None) -> Html:
+        return layout.page(title, active, body, refresh, service.names.agent)
+
     async def opened(request: Request) -> Response:
         posted = request.method == "POST"
         if posted:
@@ -137,7 +151,9 @@ def build(service: Service, keys: Keys) -> Starlette:
         if asked is None:
             gone = notice(forget_page.GONE, "error") if name else ""
             form = search.form("", search.K_DEFAULT, None, _csrf(request))
-            return _html(page("Search", "search", join([form, gone])))
+            seen = await run_in_threadpool(glance.read, service)
+            title = f"What {service.names.agent} knows"
+            return _html(page(title, "overview", join([gone, first.page_body(seen, form)])))
         query, k, session = asked.query, asked.k, asked.session
         parts = [search.form(query, k, session, _csrf(request))]
         status_code = 200
@@ -151,7 +167,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         except RecallError as e:
             parts.append(notice(redact(str(e)), "error"))
             status_code = 422
-        return _html(page("Search", "search", join(parts)), status_code)
+        return _html(page("Search", "overview", join(parts)), status_code)
 
     async def searched(request: Request) -> Response:
         fields = await _form(request)
@@ -310,20 +326,20 @@ def _undo(service: Service, line: int) -> None:
 
 async def _refused(_: Request, e: Exception) -> Response:
     assert isinstance(e, Refused)
-    return _html(page("Refused", "", notice(str(e), "error")), e.status)
+    return _html(layout.page("Refused", "", notice(str(e), "error")), e.status)
 
 
 async def _failed(_: Request, e: Exception) -> Response:
     assert isinstance(e, MemorydError)
     status_code, message = _refusal(e)
-    return _html(page("Not now", "", notice(message, "error")), status_code)
+    return _html(layout.page("Not now", "", notice(message, "error")), status_code)
 
 
 async def _missing(_: Request, __: Any) -> Response:
-    return _html(page("Not found", "", notice("No such page.", "error")), 404)
+    return _html(layout.page("Not found", "", notice("No such page.", "error")), 404)
 
 
 async def _not_allowed(_: Request, __: Any) -> Response:
     return _html(
-        page("Not allowed", "", notice("This page is not changed that way.", "error")), 405
+        layout.page("Not allowed", "", notice("This page is not changed that way.", "error")), 405
     )

@@ -7,16 +7,18 @@ from urllib.parse import urlencode
 from memoryd.window.html import Html, el, join, text
 
 NAV = (
-    ("search", "/", "Search"),
+    ("overview", "/", "Overview"),
     ("sessions", "/sessions", "Sessions"),
     ("memory", "/memory", "Memory"),
     ("status", "/status", "Status"),
 )
 
 
-def page(title: str, active: str, body: Html, refresh: str | None = None) -> Html:
+def page(title: str, active: str, body: Html, refresh: str | None = None, agent: str = "") -> Html:
     """A whole page: head (the package's stylesheet and script, no inline code), the
-    navigation with `active` marked, then `body`; `refresh` moves on to that path at once."""
+    navigation with `active` marked, then `body`; `refresh` moves on to that path at once.
+    `agent` names whose memory it is, in the title and the header: two windows of two homes
+    never look alike."""
     links = join(
         el("a", label, href=href, aria_current="page" if name == active else None)
         for name, href, label in NAV
@@ -26,12 +28,13 @@ def page(title: str, active: str, body: Html, refresh: str | None = None) -> Htm
             el("meta", charset="utf-8"),
             el("meta", http_equiv="refresh", content=f"0;url={refresh}") if refresh else "",
             el("meta", name="viewport", content="width=device-width, initial-scale=1"),
-            el("title", f"{title} · memoryd"),
+            el("title", f"{title} · {agent}'s memory" if agent else f"{title} · memoryd"),
             el("link", rel="stylesheet", href="/static/window.css"),
             el("script", src="/static/window.js", defer=True),
         )
     )
-    top = el("header", el("strong", "memoryd"), el("nav", links))
+    mark = el("strong", f"{agent}'s memory", class_="agent") if agent else el("strong", "memoryd")
+    top = el("header", mark, el("nav", links))
     return Html(
         "<!doctype html>"
         + el(

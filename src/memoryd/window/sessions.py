@@ -88,18 +88,20 @@ def taint_from(sessions: Path, session: str) -> str:
     return ""
 
 
-def listed(index: Index, sessions: Path, number: int) -> tuple[list[Row], int, int]:
-    """Page `number` (from 0; past the last, the last) of the sessions, newest first, how many
-    there are, and the page's number."""
+def listed(
+    index: Index, sessions: Path, number: int, size: int = PAGE
+) -> tuple[list[Row], int, int]:
+    """Page `number` (from 0; past the last, the last) of the sessions, `size` a page, newest
+    first, how many there are, and the page's number."""
     total = index.conn.execute("SELECT count(*) FROM logs").fetchone()[0]
-    number = max(0, min(number, (total - 1) // PAGE))
+    number = max(0, min(number, (total - 1) // size))
     # The sort reads two narrow columns; only the page's rows are read whole (a progress
     # holds the text of a turn waiting for its reply: 19 MB over 53k sessions).
     page = [
         row[0]
         for row in index.conn.execute(
             "SELECT session FROM logs ORDER BY folder_mtime DESC, session DESC LIMIT ? OFFSET ?",
-            (PAGE, number * PAGE),
+            (size, number * size),
         )
     ]
     found_rows = {

@@ -1,0 +1,341 @@
+"""The first page: whose memory this is and what the agent knows, at a glance.
+
+Each figure is written as text and drawn (`chart`): the conversations and turns over the whole
+history, the items, the tainted sessions and why, the memory files' budgets, Honcho's sync, what
+was forgotten and the damage waiting for the owner; then the latest recalls the model made (what
+it asked and the keys of what it was shown, each a link) and the latest sessions. Everything is
+made from `Glance`, read by the app: this module reads nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from memoryd.session_ids import is_session_id
+from memoryd.text import when
+from memoryd.window.chart import bar_chart, share_bar
+from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
+from memoryd.window.html import Html, el, join
+from memoryd.window.layout import class_badge, tainted_badge, url
+from memoryd.window.memory import File
+from memoryd.window.recalls import Recalled
+from memoryd.window.search import link_of
+from memoryd.window.sessions import Row
+
+
+def _when(at: str) -> str:
+    try:
+        return when(at)
+    except ValueError:
+        return at
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one}" if n == 1 else f"{n:,} {many or one + 's'}"
+
+
+def uptime(seconds: float) -> str:
+    """A daemon's time up in words: `40 s`, `12 min`, `3 h 5 min`, `2 days 4 h`."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{_plural(s // 86400, 'day')} {s % 86400 // 3600} h"
+
+
+def _stamp(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def whose(who: Whose) -> Html:
+    """Whose memory: the agent's and the owner's names, the home, the daemon."""
+    return el(
+        "section",
+        el("p", el("strong", f"{who.agent}'s memory"), " of ", el("strong", who.owner)),
+        el(
+            "dl",
+            el("dt", "home"),
+            el("dd", el("code", who.home)),
+            el("dt", "daemon"),
+            el(
+                "dd",
+                f"memoryd {who.version}, up {uptime(who.now - who.started)} "
+                f"(since {_stamp(who.started)})",
+            ),
+            class_="facts",
+        ),
+        class_="whose",
+        aria_label="whose memory",
+    )
+
+
+def _history(history: History) -> Html:
+    return el(
+        "section",
+        el("h2", "Conversations and turns"),
+        bar_chart(history.bars, history.unit, "conversations"),
+        bar_chart(history.bars, history.unit, "turns"),
+        class_="glance-history",
+    )
+
+
+def _card(title: str, figure: str, picture: Html, *more: object) -> Html:
+    return el(
+        "section",
+        el("h3", title),
+        el("p", figure, class_="figure"),
+        picture,
+        *more,
+        class_="card",
+    )
+
+
+def _items(g: Glance) -> Html:
+    turns = max(0, g.items - g.dropped)
+    parts = [("from turns", turns), ("entries dropped from memory files", g.dropped)]
+    return _card("Items in the index", f"{g.items:,}", share_bar(parts, "items"))
+
+
+def _taint(taint: Taint) -> Html:
+    clean = max(0, taint.sessions - taint.untrusted - taint.damaged)
+    parts = [
+        ("clean", clean),
+        ("tainted by an untrusted tool result", taint.untrusted),
+        ("tainted after damage", taint.damaged),
+    ]
+    tainted = taint.untrusted + taint.damaged
+    return _card(
+        "Tainted sessions",
+        f"{tainted:,} of {_plural(taint.sessions, 'session')}",
+        share_bar(parts, "sessions"),
+        el(
+            "p",
+            "What a tainted session says after its taint is marked and never trusted as the "
+            "owner's: ",
+            el("a", "the sessions", href="/sessions"),
+            ".",
+            class_="hint",
+        ),
+    )
+
+
+def _files(files: list[File]) -> Html:
+    rows = []
+    for found in files:
+        budget = found.spec.budget
+        over = found.used > budget
+        parts = [("used", min(found.used, budget)), ("free", max(0, budget - found.used))]
+        if over:
+            parts.append(("over the budget", found.used - budget))
+        rows.append(
+            el(
+                "li",
+                el("a", found.spec.name, href=f"/memory#{found.spec.name}"),
+                " ",
+                class_badge(found.spec.data_class.value),
+                f" {found.used:,} of {budget:,} characters",
+                " (not UTF-8: run `memoryd check`)" if found.doc is None else "",
+                share_bar(parts, f"{found.spec.name}'s budget of {budget:,} characters"),
+            )
+        )
+    return el(
+        "section",
+        el("h3", "Memory files"),
+        el("ul", join(rows), class_="budgets"),
+        class_="card",
+    )
+
+
+def advice(error: str) -> str:
+    """What the owner can do about Honcho's last error, in words."""
+    lowered = error.lower()
+    if any(w in lowered for w in ("401", "403", "unauthor", "forbidden", "key")):
+        return (
+            "Honcho refused memoryd's key: check the key in the variable `key_env` names in "
+            "the [honcho] table, then restart memoryd."
+        )
+    if any(w in lowered for w in ("connect", "timed out", "timeout", "unreachable", "resolve")):
+        return (
+            "Honcho did not answer: is it running at the address [honcho] gives? memoryd "
+            "tries again on its own."
+        )
+    return (
+        "memoryd tries again on its own; turns that failed for good can be sent again "
+        "from the status page."
+    )
+
+
+def _honcho(part: dict[str, Any] | None) -> Html:
+    if part is None:
+        return _card(
+            "Honcho",
+            "not configured",
+            Html(""),
+            el("p", "memoryd keeps every memory on this machine alone.", class_="hint"),
+        )
+    failed = sum(part["failed"].values())
+    parts = [("sent", part["sent"]), ("pending", part["pending"]), ("failed", failed)]
+    more: list[Html] = []
+    if part["last_error"]:
+        more.append(
+            el(
+                "p",
+                f"Last error, {_when(part['last_error_at'] or '')}: {part['last_error']}. ",
+                advice(part["last_error"]),
+                class_="notice error",
+            )
+        )
+    if part["backing_off"]:
+        more.append(el("p", "Backing off: memoryd waits before it sends again.", class_="hint"))
+    more.append(el("p", el("a", "Honcho's sync on the status page", href="/status#honcho")))
+    return _card(
+        "Honcho",
+        f"{part['sent']:,} turns sent, {part['pending']:,} pending, {failed:,} failed",
+        share_bar(parts, "Honcho's sync"),
+        *more,
+    )
+
+
+def _forgotten(forgotten: dict[str, Any], items: int) -> Html:
+    gone = int(forgotten["items"])
+    last = forgotten["last"]
+    said = (
+        f"{_plural(gone, 'item')} in {_plural(int(forgotten['forgets']), 'forget')}, "
+        f"the last {_when(str(last))}"
+        if last
+        else "nothing yet"
+    )
+    parts = [("kept", items), ("forgotten", gone)]
+    return _card("Forgotten", said, share_bar(parts, "items kept and forgotten"))
+
+
+def _damage(g: Glance) -> Html:
+    waiting = g.damaged_logs + g.memory_damaged
+    parts = [
+        ("sessions without damage", max(0, g.taint.sessions - g.damaged_logs)),
+        ("damaged logs", g.damaged_logs),
+    ]
+    more = (
+        el(
+            "p",
+            f"{_plural(g.damaged_logs, 'damaged log')}, "
+            f"{_plural(g.memory_damaged, 'damaged memory file line')}: ",
+            el("a", "see them on the status page", href="/status"),
+            class_="notice error",
+        )
+        if waiting
+        else el("p", "Nothing is damaged.", class_="hint")
+    )
+    return _card(
+        "Damage waiting for you", _plural(waiting, "thing"), share_bar(parts, "sessions"), more
+    )
+
+
+def _session_link(session: str | None) -> Html:
+    if session is None:
+        return Html("(no session)")
+    if not is_session_id(session):
+        return el("span", session)
+    return el("a", session, href=f"/sessions/{quote(session, safe='')}")
+
+
+def _recalls(lines: list[Recalled]) -> Html:
+    if not lines:
+        body: Html = el("p", "The model has recalled nothing yet.", class_="hint")
+    else:
+        items = []
+        for line in lines[:RECALLS_SHOWN]:
+            keys = join(
+                (el("li", el("a", key, href=link_of(key) or "#")) for key in line.hits),
+            )
+            shown = el(
+                "details",
+                el("summary", f"what it was shown: {_plural(len(line.hits), 'item')}"),
+                el("ul", keys, class_="keys"),
+            )
+            items.append(
+                el(
+                    "li",
+                    el("q", line.query, class_="query"),
+                    el(
+                        "p",
+                        _when(line.at),
+                        " · ",
+                        _session_link(line.session),
+                        f" · asked for {line.k}",
+                        class_="hint",
+                    ),
+                    shown,
+                )
+            )
+        body = el("ol", join(items), class_="recalled")
+    return el(
+        "section",
+        el("h2", "What the model asked"),
+        body,
+        el("p", el("a", "every recall, by session, on the status page", href="/status")),
+        class_="glance-recalls",
+    )
+
+
+def _sessions(rows: list[Row]) -> Html:
+    if not rows:
+        return join([el("h2", "Latest sessions"), el("p", "No session yet.", class_="hint")])
+    items = []
+    for row in rows[:SESSIONS_SHOWN]:
+        marks = [tainted_badge()] if row.tainted else []
+        if row.damaged:
+            marks.append(el("span", f"{row.damaged} damaged", class_="badge damaged"))
+        items.append(
+            el(
+                "li",
+                el("a", row.session, href=f"/sessions/{quote(row.session, safe='')}"),
+                " ",
+                class_badge(row.data_class),
+                " ",
+                join(marks, " "),
+                el(
+                    "p",
+                    _plural(row.turns, "turn"),
+                    f", the last {_when(row.last)}" if row.last else "",
+                    class_="hint",
+                ),
+            )
+        )
+    return el(
+        "section",
+        el("h2", "Latest sessions"),
+        el("ul", join(items), class_="latest"),
+        el("p", el("a", "every session", href=url("/sessions"))),
+        class_="glance-sessions",
+    )
+
+
+def page_body(g: Glance, search_form: Html) -> Html:
+    """The whole first page, the search form after whose memory it is."""
+    cards = el(
+        "div",
+        _items(g),
+        _taint(g.taint),
+        _files(g.files),
+        _honcho(g.honcho),
+        _forgotten(g.forgotten, g.items),
+        _damage(g),
+        class_="cards",
+    )
+    return join(
+        [
+            whose(g.whose),
+            el("section", el("h2", "Search as the model does"), search_form, class_="ask"),
+            _history(g.history),
+            el("h2", "At a glance"),
+            cards,
+            _recalls(g.recalls),
+            _sessions(g.sessions),
+        ]
+    )
