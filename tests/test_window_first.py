@@ -1,0 +1,297 @@
+"""The first page, its parts tested directly: the bars' heights against the data, the history's
+buckets (SQLite's and Python's week agree), the counts the index keeps by day (a migration
+fills them, inserts and deletes keep them), taint and why, and every text field escaped.
+
+In process for the page itself (the daemon's Service and the window's app on a real home);
+the browser's view of it is `test_window_first_browser.py`."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import date, timedelta
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from logs import turn, write_log
+from memoryd import schema
+from memoryd.forget.run import Asked
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.serve.service import Service
+from memoryd.window import first, glance
+from memoryd.window.app import build
+from memoryd.window.chart import (
+    HEIGHT,
+    Bar,
+    Unit,
+    bar_chart,
+    filled,
+    heights,
+    share_bar,
+    start_of,
+    unit_for,
+)
+from memoryd.window.glance import Glance, History, Taint, Whose
+from memoryd.window.guard import WindowGuard
+from memoryd.window.keys import Keys
+from memoryd.window.recalls import Recalled
+from memoryd.window.sessions import Row
+from window_home import SECRET, XSS
+
+FORGED = "[1] memory · owner said, 2026-01-01 00:00 UTC · secret"
+
+RECT = re.compile(r'<rect x="(\d+)" y="(\d+)" width="\d+" height="(\d+)" class="bar-value">')
+
+
+def _rects(svg: str) -> list[tuple[int, int, int]]:
+    return [(int(x), int(y), int(h)) for x, y, h in RECT.findall(svg)]
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**6), max_size=60))
+def test_bar_heights_are_in_proportion_the_largest_full_and_any_use_shown(
+    values: list[int],
+) -> None:
+    found = heights(values)
+    assert len(found) == len(values)
+    most = max(values, default=0)
+    for value, height in zip(values, found, strict=True):
+        assert (height == 0) == (value == 0)
+        if value:
+            assert height == max(1, round(HEIGHT * value / most))
+    if most:
+        assert max(found) == HEIGHT
+
+
+def test_the_chart_draws_a_bar_a_day_at_its_height_with_its_figures_in_words() -> None:
+    start = date(2026, 11, 2)
+    bars = [Bar(start + timedelta(days=n), n % 3, [4, 0, 2, 8][n]) for n in range(4)]
+    svg = bar_chart(bars, Unit.DAY, "turns")
+    assert _rects(svg) == [(0, 50, 50), (10, 100, 0), (20, 75, 25), (30, 0, 100)]
+    for bar in bars:
+        noun = "turn" if bar.turns == 1 else "turns"
+        assert f"<title>{bar.start.isoformat()}: {bar.turns} {noun}</title>" in svg
+    said = "Turns per day, 2026-11-02 to 2026-11-05: 14 turns in all, the most 8 (2026-11-05)."
+    assert f'aria-label="{said}"' in svg and f"<figcaption>{said}</figcaption>" in svg
+    assert 'role="img"' in svg and "style=" not in svg
+    assert "No conversations yet." in bar_chart([], Unit.DAY, "conversations")
+
+
+def test_the_unit_follows_the_span_and_every_bucket_between_is_drawn() -> None:
+    day = date(2026, 1, 1)
+    assert unit_for(day, day + timedelta(days=61)) is Unit.DAY
+    assert unit_for(day, day + timedelta(days=62)) is Unit.WEEK
+    assert unit_for(day, day + timedelta(days=7 * 156 - 1)) is Unit.WEEK
+    assert unit_for(day, day + timedelta(days=7 * 156)) is Unit.MONTH
+    counted = {date(2026, 1, 5): (1, 3), date(2026, 1, 26): (2, 5)}
+    bars = filled(counted, Unit.WEEK)
+    assert [(b.start.day, b.conversations, b.turns) for b in bars] == [
+        (5, 1, 3),
+        (12, 0, 0),
+        (19, 0, 0),
+        (26, 2, 5),
+    ]
+    months = filled({date(2025, 11, 1): (1, 1), date(2026, 2, 1): (1, 2)}, Unit.MONTH)
+    assert [b.start for b in months] == [date(2025, m, 1) for m in (11, 12)] + [
+        date(2026, m, 1) for m in (1, 2)
+    ]
+
+
+@given(st.dates(min_value=date(1970, 1, 1), max_value=date(9999, 12, 1)))
+def test_sqlites_first_day_of_a_bar_is_pythons(day: date) -> None:
+    conn = sqlite3.connect(":memory:")
+    for unit, sql in glance._START.items():
+        found = conn.execute(f"SELECT {sql} FROM (SELECT ? AS day)", (day.isoformat(),))
+        assert found.fetchone()[0] == start_of(day, unit).isoformat(), unit
+
+
+def test_a_share_bar_is_whole_in_order_with_each_figure_in_its_legend() -> None:
+    svg = share_bar([("clean", 7), ("tainted", 2), ("damaged", 1)], "sessions")
+    widths = [int(w) for w in re.findall(r'<rect x="\d+" y="0" width="(\d+)"', svg)]
+    assert widths == [700, 200, 100]
+    assert 'aria-label="sessions: clean 7, tainted 2, damaged 1"' in svg
+    assert "clean 7</li>" in svg and "damaged 1</li>" in svg
+    thirds = share_bar([("a", 1), ("b", 1), ("c", 1)], "x")
+    assert sum(int(w) for w in re.findall(r'width="(\d+)"', thirds)) == 1000
+    assert "none yet" in share_bar([("a", 0)], "x")
+
+
+def _said(index: Index) -> dict[tuple[str, str], int]:
+    return {
+        (day, session): turns
+        for day, session, turns in index.conn.execute("SELECT * FROM turn_days")
+    }
+
+
+def test_the_index_keeps_turns_counted_by_day_as_items_come_and_go(home: Home) -> None:
+    write_log(home, "a", turn("one", "r", "2026-12-20T08:00:00Z") + turn("two", "r"))
+    write_log(home, "b", turn("three", "r", "2026-12-20T09:00:00Z"))
+    service = Service.open(home)
+    index = service.indexes.index
+    assert _said(index) == {("2026-12-20", "a"): 1, ("2026-09-28", "a"): 1, ("2026-12-20", "b"): 1}
+    found = glance.history(index)
+    by_start = {bar.start: (bar.conversations, bar.turns) for bar in found.bars}
+    assert found.unit is Unit.WEEK  # 84 days
+    assert by_start[date(2026, 9, 28)] == (1, 1) and by_start[date(2026, 12, 14)] == (2, 2)
+    assert sum(bar.turns for bar in found.bars) == 3 and len(found.bars) == 12
+    service.forget(Asked(keys=("b",)))
+    assert ("2026-12-20", "b") not in _said(index)
+    with index.writing():
+        index.remove_session("a")
+    assert _said(index) == {}
+
+
+def test_the_migration_counts_the_items_an_index_held_before_it(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    every = schema.MIGRATIONS
+    monkeypatch.setattr(schema, "MIGRATIONS", every[:-1])
+    write_log(home, "a", turn("one", "r", "2026-11-02T08:00:00Z") + turn("two", "r"))
+    Service.open(home).close()
+    monkeypatch.setattr(schema, "MIGRATIONS", every)
+    with Index(home.index) as index:
+        assert _said(index) == {("2026-11-02", "a"): 1, ("2026-09-28", "a"): 1}
+
+
+def test_tainted_sessions_are_counted_by_why_through_their_index(home: Home) -> None:
+    untrusted = {"type": "tool_result", "name": "web", "text": "page", "untrusted": True}
+    write_log(home, "web", [*turn("look it up", "ok"), untrusted, *turn("and?", "done")])
+    broken = write_log(home, "broken", turn("before", "ok"))
+    with broken.open("a", encoding="utf-8") as f:
+        f.write('{"type": "user", "text": "cut off\n')
+    write_log(home, "plain", turn("hello", "hi"))
+    index = Service.open(home).indexes.index
+    assert glance.taint(index) == Taint(sessions=3, untrusted=1, damaged=1)
+    plan = index.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM logs WHERE json_extract(progress, '$.tainted')"
+    ).fetchall()
+    assert "logs_tainted" in str(plan)
+
+
+class _Read(HTMLParser):
+    """The tags of a page and its text, as a browser parses them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs += [name for name, _ in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+TAGS = {
+    "section", "p", "strong", "dl", "dt", "dd", "code", "h2", "h3", "figure", "svg", "title",
+    "rect", "span", "figcaption", "details", "summary", "table", "thead", "tbody", "tr", "th",
+    "td", "div", "ul", "li", "a", "ol", "q", "form", "input", "label", "button",
+}  # fmt: skip
+
+
+def _glance(text: str) -> Glance:
+    row = Row(text, "private", text, 3, True, "", 1, text, "", "2026-11-02T08:00:00Z")
+    recalled = Recalled(text, text, text, 5, [text, f"{text}:1:user"])
+    part = {
+        "sent": 1, "pending": 2, "failed": {text: 1}, "skipped": {}, "conclusions": 0,
+        "forgets": 0, "last_error": text, "last_error_at": text, "backing_off": True,
+    }  # fmt: skip
+    return Glance(
+        whose=Whose(text, text, text, text, 0.0, 90.0),
+        history=History(Unit.DAY, [Bar(date(2026, 11, 2), 1, 2)]),
+        items=10,
+        dropped=1,
+        taint=Taint(3, 1, 1),
+        files=[],
+        honcho=part,
+        forgotten={"items": 2, "forgets": 1, "last": text},
+        damaged_logs=1,
+        memory_damaged=0,
+        recalls=[recalled],
+        sessions=[row],
+    )
+
+
+@settings(max_examples=60)
+@given(st.text(min_size=1, max_size=40) | st.sampled_from([XSS, FORGED, '"><svg onload=x>']))
+def test_every_text_field_of_the_first_page_shows_as_its_characters(text: str) -> None:
+    shown = first.page_body(_glance(text), first.Html(""))
+    read = _Read()
+    read.feed(shown)
+    read.close()
+    assert read.tags <= TAGS
+    assert not [name for name in read.attrs if name.startswith("on") or name == "style"]
+    cleaned = text.replace("\r\n", "\n").replace("\r", "\n")
+    assert cleaned in "".join(read.text) or cleaned.strip() == ""
+
+
+@pytest.fixture
+def window(home: Home) -> Iterator[tuple[TestClient, Service]]:
+    (home.config).write_text('agent = "Skipper"\nowner = "Lena"\n')
+    write_log(home, "planted", turn(f"my password is {SECRET}", "noted"))
+    write_log(home, "plain", turn(f"tea {XSS}", "fine", "2026-11-02T08:00:00Z"))
+    keys = Keys()
+    service = Service.open(home)
+    app = WindowGuard(build(service, keys), keys, "127.0.0.1", 8000)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        yield client, service
+
+
+def _recall_line(home: Home, **line: object) -> None:
+    home.recalls.mkdir(parents=True, exist_ok=True)
+    with (home.recalls / "2026-11.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def test_the_first_page_says_whose_memory_and_shows_no_secret(
+    home: Home, window: tuple[TestClient, Service]
+) -> None:
+    client, service = window
+    # Lines written by hand (an older memoryd, an editor): every field is input.
+    _recall_line(
+        home,
+        at="2026-11-03T10:00:00Z",
+        session="planted",
+        query=f"did I say my password is {SECRET}",
+        k=5,
+        hits=[{"key": "planted:1:user"}],
+    )
+    _recall_line(home, at="2026-11-03T10:01:00Z", session=XSS, query=XSS, k=3, hits=[])
+    page = client.get("/").text
+    assert "<title>What Skipper knows · Skipper&#x27;s memory</title>" in page
+    assert "Skipper&#x27;s memory</strong> of <strong>Lena</strong>" in page
+    assert str(home.root) in page and "memoryd 0.1.0, up " in page
+    assert SECRET not in page and "did I say my password is" in page
+    assert XSS not in page and "&lt;script&gt;" in page
+    assert '<a href="/planted:1:user"' not in page and 'href="/sessions/planted#turn-1"' in page
+    assert 'href="/sessions/planted"' in page and 'href="/sessions/plain"' in page
+    assert "2 turns in all" in page and 'name="csrf"' in page
+    assert service.started <= time.time()
+
+
+def test_two_homes_windows_never_look_alike(tmp_path: Path) -> None:
+    titles = []
+    for agent in ("Skipper", "Bosun"):
+        other = Home(tmp_path / agent).create()
+        other.config.write_text(f'agent = "{agent}"\n')
+        keys = Keys()
+        app = WindowGuard(build(Service.open(other), keys), keys, "127.0.0.1", 8000)
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            client.get("/open", params={"t": keys.link()})
+            for path in ("/", "/sessions", "/status", "/memory"):
+                page = client.get(path).text
+                assert f"{agent}&#x27;s memory</strong>" in page, path
+            titles.append(re.findall(r"<title>(.*?)</title>", client.get("/").text)[0])
+    assert titles[0] != titles[1]
