@@ -87,7 +87,7 @@ def test_the_link_lands_on_a_clean_address_with_an_httponly_cookie(
     page: Page, served: Daemon
 ) -> None:
     assert page.url == base(page.url) + "/"
-    assert "t=" not in page.url and page.title() == "Search · memoryd"
+    assert "t=" not in page.url and page.title() == "What agent knows · agent's memory"
     cookies = page.context.cookies()
     assert len(cookies) == 1 and cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict"
     assert page.evaluate("document.cookie") == ""

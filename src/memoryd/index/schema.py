@@ -120,7 +120,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 0);",
     ),
     (
-        "turns kept counted by day and session, tainted sessions indexed (window/glance.py)",
+        "turns counted by day and session; tainted, damaged and newest sessions indexed (glance)",
         # The window's first page charts the whole history: counting 1M items' days at each
         # load took 0.9 s, reading the counts kept here a few milliseconds. A user's text is
         # a `said` item keyed `<session>:<turn>:user` (a session id holds no colon).
@@ -152,6 +152,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         WHERE kind = 'said' AND at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'
         GROUP BY 1, 2;
         CREATE INDEX logs_tainted ON logs (session) WHERE json_extract(progress, '$.tainted');
+        CREATE INDEX logs_damaged ON logs (session) WHERE damage IS NOT NULL;
+        CREATE INDEX logs_newest ON logs (folder_mtime, session);
         """,
     ),
 )
