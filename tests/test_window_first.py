@@ -299,5 +299,6 @@ def test_two_homes_windows_never_look_alike(tmp_path: Path) -> None:
             for path in ("/", "/sessions", "/status", "/memory"):
                 page = client.get(path).text
                 assert f"{agent}&#x27;s memory</strong>" in page, path
+                assert f"{agent}&#x27;s memory</title>" in page, path
             titles.append(re.findall(r"<title>(.*?)</title>", client.get("/").text)[0])
     assert titles[0] != titles[1]
