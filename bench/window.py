@@ -59,6 +59,22 @@ def timed(client: httpx.Client, path: str, runs: int) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
+def timed_together(
+    client: httpx.Client, paths: list[str], runs: int
+) -> dict[str, tuple[float, float]]:
+    """`timed` of each path, their GETs taken in turn (one of each, `runs` times), so that a
+    change of the machine's load falls on all of them alike."""
+    times: dict[str, list[float]] = {path: [] for path in paths}
+    for _ in range(runs):
+        for path in paths:
+            started = time.perf_counter()
+            answer = client.get(path)
+            answer.read()
+            times[path].append((time.perf_counter() - started) * 1000)
+            assert answer.status_code == 200, (path, answer.status_code)
+    return {path: (statistics.median(t), max(t)) for path, t in times.items()}
+
+
 PAINT = "performance.getEntriesByName('first-contentful-paint').map(e => e.startTime)"
 
 
@@ -150,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             for path in pages:
                 web.get(path)  # warm
             results = {path: timed(web, path, args.runs) for path in pages}
+            # The first page against `/status`, taken in turn: the issue's budget is /status's.
+            results.update(timed_together(web, ["/", "/status"], args.runs))
         fcp = paints(client_link(home), ["/", "/sessions"], args.paints, root / "profile")
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -174,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{verdict}: first paint {worst:.0f} ms (target under {TARGET_MS:.0f} ms)")
     first, status = results["/"][0], results["/status"][0]
-    within = "PASS" if first <= status else "FAIL"
+    within = "PASS" if first <= status else "FAIL"  # the two taken in turn, the same load
     print(
         f"{within}: the first page {first:.1f} ms, /status {status:.1f} ms "
         f"({first / status:.2f} × /status; target at most 1)"

@@ -41,6 +41,7 @@ def _turn(text: str, reply: str, at: str, **user: Any) -> list[dict[str, Any]]:
 
 def demo(home: Home) -> None:
     """A home a person might have after a few weeks."""
+    home.config.write_text('agent = "Skipper"\nowner = "Lena"\n')
     _log(
         home,
         "telegram-2026-11-02",
@@ -167,6 +168,13 @@ def main() -> int:
             page = context.new_page()
             page.goto(Path(made["file"]).as_uri())  # as `memoryd window` opens it
             page.wait_for_url(base + "/")
+            # The first page, as the owner lands on it, wide and on a phone.
+            page.screenshot(path=str(OUT / "first.png"), full_page=True)
+            print("docs/window/first.png")
+            page.set_viewport_size({"width": 360, "height": 760})
+            page.screenshot(path=str(OUT / "first-360.png"), full_page=True)
+            print("docs/window/first-360.png")
+            page.set_viewport_size({"width": 1100, "height": 760})
             # A search is posted (its query in no address): typed as the owner types it.
             page.fill("input[name=q]", "sailing boat")
             page.click("form.search button")

@@ -112,8 +112,8 @@ def _plural(n: int, one: str) -> str:
 
 
 def bar_chart(bars: Sequence[Bar], unit: Unit, what: str) -> Html:
-    """The bars of `what` (`conversations` or `turns`) per `unit`, as a figure: the SVG, a
-    sentence of its figures, and the figures a bar at a time in a table to unfold."""
+    """The bars of `what` (`conversations` or `turns`) per `unit`, as a figure: the SVG, its
+    first and last bars' days, and a sentence of its figures."""
     values = [getattr(bar, what) for bar in bars]
     one = what.removesuffix("s")
     if not bars or not any(values):
@@ -154,24 +154,31 @@ def bar_chart(bars: Sequence[Bar], unit: Unit, what: str) -> Html:
         el("span", label_of(bars[-1].start, unit)),
         class_="chart-ends",
     )
-    rows = (
-        el("tr", el("td", label_of(bar.start, unit)), el("td", f"{value:,}", class_="number"))
-        for bar, value in zip(bars, values, strict=True)
-    )
-    table = el(
-        "table",
-        el("thead", el("tr", el("th", unit.value), el("th", what))),
-        el("tbody", join(rows)),
-        class_="figures",
-    )
     return el(
         "figure",
         svg,
         ends,
         el("figcaption", said),
-        el("details", el("summary", f"the figures, a {unit.value} a row"), table),
         class_=f"history {what}",
     )
+
+
+def figures(bars: Sequence[Bar], unit: Unit) -> Html:
+    """The bars' figures as text, a `unit` a row, in a table to unfold."""
+    if not bars:
+        return Html("")
+    rows = (
+        el(
+            "tr",
+            el("td", label_of(bar.start, unit)),
+            el("td", f"{bar.conversations:,}", class_="number"),
+            el("td", f"{bar.turns:,}", class_="number"),
+        )
+        for bar in bars
+    )
+    head = el("tr", el("th", unit.value), el("th", "conversations"), el("th", "turns"))
+    table = el("table", el("thead", head), el("tbody", join(rows)), class_="figures")
+    return el("details", el("summary", f"the figures, a {unit.value} a row"), table)
 
 
 SHADES = 4

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from memoryd.session_ids import is_session_id
 from memoryd.text import when
-from memoryd.window.chart import bar_chart, share_bar
+from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import class_badge, tainted_badge, url
@@ -80,6 +80,7 @@ def _history(history: History) -> Html:
         el("h2", "Conversations and turns"),
         bar_chart(history.bars, history.unit, "conversations"),
         bar_chart(history.bars, history.unit, "turns"),
+        figures(history.bars, history.unit),
         class_="glance-history",
     )
 
