@@ -111,15 +111,14 @@ def demo(home: Home) -> None:
         ],
     )
     for day in range(10, 28):
-        _log(
-            home,
-            f"chat-2026-11-{day:02d}",
-            _turn(
-                f"Weather for sailing on the {day}th?",
+        turns = []
+        for n in range(day * 7 % 5 + 1):  # a few turns a day, more on some
+            turns += _turn(
+                f"Weather for sailing on the {day}th?" if n == 0 else f"And at {8 + n} o'clock?",
                 "Light winds from the west, 8 knots.",
-                f"2026-11-{day:02d}T07:30:00Z",
-            ),
-        )
+                f"2026-11-{day:02d}T{7 + n:02d}:30:00Z",
+            )
+        _log(home, f"chat-2026-11-{day:02d}", turns)
 
 
 def main() -> int:

@@ -26,6 +26,7 @@ from memoryd import schema
 from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.index import Index
+from memoryd.items import Item
 from memoryd.serve.service import Service
 from memoryd.window import first, glance
 from memoryd.window.app import build
@@ -111,9 +112,8 @@ def test_sqlite_puts_a_day_in_the_bar_python_draws_it_in(day: date) -> None:
     for unit, sql in glance._BAR.items():
 
         def bar(of: date, sql: str = sql) -> object:
-            return conn.execute(
-                f"SELECT {sql} FROM (SELECT ? AS day)", (of.isoformat(),)
-            ).fetchone()[0]
+            number = (of - glance.EPOCH).days  # as `turn_days` holds a day
+            return conn.execute(f"SELECT {sql} FROM (SELECT ? AS day)", (number,)).fetchone()[0]
 
         start = start_of(day, unit)
         assert bar(day) == bar(start), unit
@@ -133,7 +133,7 @@ def test_a_share_bar_is_whole_in_order_with_each_figure_in_its_legend() -> None:
 
 def _said(index: Index) -> dict[tuple[str, str], int]:
     return {
-        (day, session): turns
+        (glance.day_of(day).isoformat(), session): turns
         for day, session, turns in index.conn.execute("SELECT * FROM turn_days")
     }
 
@@ -302,3 +302,17 @@ def test_two_homes_windows_never_look_alike(tmp_path: Path) -> None:
                 assert f"{agent}&#x27;s memory</title>" in page, path
             titles.append(re.findall(r"<title>(.*?)</title>", client.get("/").text)[0])
     assert titles[0] != titles[1]
+
+
+@pytest.mark.parametrize("at", ["", "2026-13-45T00:00:00Z", "yesterday", "2026-11-02"])
+def test_an_item_whose_time_is_no_day_is_indexed_and_counted_on_no_day(
+    index: Index, at: str
+) -> None:
+    said = Item("s:1:user", "memory", "private", "said", "owner", at, "a text")
+    with index.writing():
+        index.add([said])
+    assert index.count() == 1
+    assert _said(index) == ({("2026-11-02", "s"): 1} if at == "2026-11-02" else {})
+    with index.writing():
+        index.remove_session("s")
+    assert index.count() == 0 and _said(index) == {}

@@ -123,33 +123,40 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "turns counted by day and session; tainted, damaged and newest sessions indexed (glance)",
         # The window's first page charts the whole history: counting 1M items' days at each
         # load took 0.9 s, reading the counts kept here a few milliseconds. A user's text is
-        # a `said` item keyed `<session>:<turn>:user` (a session id holds no colon).
+        # a `said` item keyed `<session>:<turn>:user` (a session id holds no colon); its day
+        # is its UTC date as days since 1970-01-01 (a week is then `(day + 3) / 7`).
         """
         CREATE TABLE turn_days (
-            day TEXT NOT NULL,
+            day INTEGER NOT NULL,
             session TEXT NOT NULL,
             turns INTEGER NOT NULL,
             PRIMARY KEY (day, session)
         ) WITHOUT ROWID;
         CREATE TRIGGER turn_days_ai AFTER INSERT ON items
-        WHEN new.kind = 'said' AND new.at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'
+        WHEN new.kind = 'said' AND julianday(substr(new.at, 1, 10)) IS NOT NULL
         BEGIN
             INSERT INTO turn_days VALUES (
-                substr(new.at, 1, 10), substr(new.key, 1, instr(new.key, ':') - 1), 1
+                CAST(julianday(substr(new.at, 1, 10)) - 2440587.5 AS INTEGER),
+                substr(new.key, 1, instr(new.key, ':') - 1),
+                1
             ) ON CONFLICT (day, session) DO UPDATE SET turns = turns + 1;
         END;
         CREATE TRIGGER turn_days_ad AFTER DELETE ON items
-        WHEN old.kind = 'said' AND old.at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'
+        WHEN old.kind = 'said' AND julianday(substr(old.at, 1, 10)) IS NOT NULL
         BEGIN
             UPDATE turn_days SET turns = turns - 1
-            WHERE day = substr(old.at, 1, 10)
+            WHERE day = CAST(julianday(substr(old.at, 1, 10)) - 2440587.5 AS INTEGER)
             AND session = substr(old.key, 1, instr(old.key, ':') - 1);
-            DELETE FROM turn_days WHERE turns < 1 AND day = substr(old.at, 1, 10)
+            DELETE FROM turn_days WHERE turns < 1
+            AND day = CAST(julianday(substr(old.at, 1, 10)) - 2440587.5 AS INTEGER)
             AND session = substr(old.key, 1, instr(old.key, ':') - 1);
         END;
         INSERT INTO turn_days
-        SELECT substr(at, 1, 10), substr(key, 1, instr(key, ':') - 1), count(*) FROM items
-        WHERE kind = 'said' AND at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'
+        SELECT
+            CAST(julianday(substr(at, 1, 10)) - 2440587.5 AS INTEGER),
+            substr(key, 1, instr(key, ':') - 1),
+            count(*)
+        FROM items WHERE kind = 'said' AND julianday(substr(at, 1, 10)) IS NOT NULL
         GROUP BY 1, 2;
         CREATE INDEX logs_tainted ON logs (session) WHERE json_extract(progress, '$.tainted');
         CREATE INDEX logs_damaged ON logs (session) WHERE damage IS NOT NULL;

@@ -182,12 +182,18 @@ def figures(bars: Sequence[Bar], unit: Unit) -> Html:
 
 
 SHADES = 4
-"""How many shades a share bar tells apart (each darker than the last; CSS `shade-N`)."""
+"""The shades of a share bar (CSS `shade-N`): the parts darkest first, the last (the rest of
+the whole: free, clean, kept) always the lightest, so what needs the eye stands out."""
+
+
+def _shade(n: int, count: int) -> str:
+    return f"shade-{SHADES - 1 if n == count - 1 and count > 1 else n % (SHADES - 1)}"
 
 
 def share_bar(parts: Sequence[tuple[str, int]], whole: str) -> Html:
     """The parts of a whole side by side in one bar, in order, widths in proportion, and the
-    legend with each part's figure: `parts` is (what, how many), `whole` names them together."""
+    legend with each part's figure: `parts` is (what, how many), what needs the eye first and
+    the rest last; `whole` names them together."""
     total = sum(n for _, n in parts)
     said = f"{whole}: " + (", ".join(f"{name} {n:,}" for name, n in parts) if total else "none yet")
     rects = []
@@ -204,7 +210,7 @@ def share_bar(parts: Sequence[tuple[str, int]], whole: str) -> Html:
                 y="0",
                 width=str(width),
                 height="10",
-                class_=f"shade-{n % SHADES}",
+                class_=_shade(n, len(parts)),
             )
         )
         x += width
@@ -221,7 +227,7 @@ def share_bar(parts: Sequence[tuple[str, int]], whole: str) -> Html:
     legend = el(
         "ul",
         join(
-            el("li", el("span", "", class_=f"key shade-{n % SHADES}"), f"{name} {count:,}")
+            el("li", el("span", "", class_=f"key {_shade(n, len(parts))}"), f"{name} {count:,}")
             for n, (name, count) in enumerate(parts)
         ),
         class_="legend",

@@ -105,9 +105,9 @@ def _items(g: Glance) -> Html:
 def _taint(taint: Taint) -> Html:
     clean = max(0, taint.sessions - taint.untrusted - taint.damaged)
     parts = [
-        ("clean", clean),
         ("tainted by an untrusted tool result", taint.untrusted),
         ("tainted after damage", taint.damaged),
+        ("clean", clean),
     ]
     tainted = taint.untrusted + taint.damaged
     return _card(
@@ -130,9 +130,10 @@ def _files(files: list[File]) -> Html:
     for found in files:
         budget = found.spec.budget
         over = found.used > budget
-        parts = [("used", min(found.used, budget)), ("free", max(0, budget - found.used))]
+        parts = [("used", min(found.used, budget))]
         if over:
             parts.append(("over the budget", found.used - budget))
+        parts.append(("free", max(0, budget - found.used)))
         rows.append(
             el(
                 "li",
@@ -180,7 +181,7 @@ def _honcho(part: dict[str, Any] | None) -> Html:
             el("p", "memoryd keeps every memory on this machine alone.", class_="hint"),
         )
     failed = sum(part["failed"].values())
-    parts = [("sent", part["sent"]), ("pending", part["pending"]), ("failed", failed)]
+    parts = [("failed", failed), ("pending", part["pending"]), ("sent", part["sent"])]
     more: list[Html] = []
     if part["last_error"]:
         more.append(
@@ -211,15 +212,15 @@ def _forgotten(forgotten: dict[str, Any], items: int) -> Html:
         if last
         else "nothing yet"
     )
-    parts = [("kept", items), ("forgotten", gone)]
+    parts = [("forgotten", gone), ("kept", items)]
     return _card("Forgotten", said, share_bar(parts, "items kept and forgotten"))
 
 
 def _damage(g: Glance) -> Html:
     waiting = g.damaged_logs + g.memory_damaged
     parts = [
-        ("sessions without damage", max(0, g.taint.sessions - g.damaged_logs)),
         ("damaged logs", g.damaged_logs),
+        ("sessions without damage", max(0, g.taint.sessions - g.damaged_logs)),
     ]
     more = (
         el(
@@ -233,7 +234,10 @@ def _damage(g: Glance) -> Html:
         else el("p", "Nothing is damaged.", class_="hint")
     )
     return _card(
-        "Damage waiting for you", _plural(waiting, "thing"), share_bar(parts, "sessions"), more
+        "Damage waiting for you",
+        _plural(waiting, "thing") if waiting else "nothing",
+        share_bar(parts, "sessions"),
+        more,
     )
 
 
@@ -268,7 +272,7 @@ def _recalls(lines: list[Recalled]) -> Html:
                         _when(line.at),
                         " · ",
                         _session_link(line.session),
-                        f" · asked for {line.k}",
+                        f" · asked for up to {_plural(line.k, 'item')}",
                         class_="hint",
                     ),
                     shown,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from memoryd import __version__
@@ -26,11 +26,14 @@ from memoryd.window.sessions import Row, listed
 
 _BAR = {
     Unit.DAY: "day",
-    Unit.WEEK: "CAST((julianday(day) - 2440584.5) / 7 AS INTEGER)",
-    Unit.MONTH: "substr(day, 1, 7)",
+    Unit.WEEK: "(day + 3) / 7",
+    Unit.MONTH: "strftime('%Y-%m', day * 86400, 'unixepoch')",
 }
-"""What the days of one bar share, as SQL (the week: weeks since Monday 1969-12-29, `chart`'s
-weeks; `date(day, 'weekday 1')` took three times as long over 30k rows)."""
+"""What the days of one bar share, as SQL; a day is days since 1970-01-01 (a Thursday), so
+`(day + 3) / 7` counts weeks from Monday 1969-12-29, `chart`'s weeks."""
+
+EPOCH = date(1970, 1, 1)
+"""Day 0 of `turn_days`."""
 
 
 @dataclass(frozen=True)
@@ -51,29 +54,24 @@ class Taint:
     damaged: int
 
 
-def _day(text: str) -> date | None:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        return None
+def day_of(number: int) -> date:
+    """The date of a `turn_days` day."""
+    return EPOCH + timedelta(days=number)
 
 
 def history(index: Index) -> History:
     """The bars of the whole history, a day, a week or a month each by its span."""
     first, last = index.conn.execute("SELECT min(day), max(day) FROM turn_days").fetchone()
-    begun, ended = _day(first or ""), _day(last or "")
-    if begun is None or ended is None:
+    if first is None:
         return History(Unit.DAY, [])
-    unit = unit_for(begun, ended)
+    unit = unit_for(day_of(first), day_of(last))
     rows = index.conn.execute(
-        f"SELECT min(day), count(DISTINCT session), sum(turns) FROM turn_days "
-        f"WHERE julianday(day) IS NOT NULL GROUP BY {_BAR[unit]}"
+        f"SELECT min(day), count(DISTINCT session), sum(turns) FROM turn_days GROUP BY {_BAR[unit]}"
     ).fetchall()
-    counted = {}
-    for text, conversations, turns in rows:
-        day = _day(str(text))
-        if day is not None:
-            counted[start_of(day, unit)] = (int(conversations), int(turns))
+    counted = {
+        start_of(day_of(day), unit): (int(conversations), int(turns))
+        for day, conversations, turns in rows
+    }
     return History(unit, filled(counted, unit))
 
 
