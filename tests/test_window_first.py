@@ -12,6 +12,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -316,3 +317,19 @@ def test_an_item_whose_time_is_no_day_is_indexed_and_counted_on_no_day(
     with index.writing():
         index.remove_session("s")
     assert index.count() == 0 and _said(index) == {}
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        ("HTTP 401: unauthorized", "check the key in the variable `key_env` names"),
+        ("cannot connect to 127.0.0.1:8000", "is it running at the address [honcho] gives?"),
+        ("HTTP 500: server error", "can be sent again from the status page"),
+    ],
+)
+def test_honchos_last_error_is_said_with_what_to_do(error: str, said: str) -> None:
+    seen = _glance("x")
+    part = {**(seen.honcho or {}), "last_error": error, "last_error_at": "2026-11-02T08:00:00Z"}
+    shown = first.page_body(replace(seen, honcho=part), first.Html(""))
+    assert f"Last error, 2026-11-02 08:00 UTC: {error}. " in shown and said in shown
+    assert "2 pending, 1 failed" in shown
