@@ -333,3 +333,9 @@ def test_honchos_last_error_is_said_with_what_to_do(error: str, said: str) -> No
     shown = first.page_body(replace(seen, honcho=part), first.Html(""))
     assert f"Last error, 2026-11-02 08:00 UTC: {error}. " in shown and said in shown
     assert "2 pending, 1 failed" in shown
+
+
+def test_a_daemons_time_up_reads_in_words() -> None:
+    said = [first.uptime(s) for s in (-5, 40, 60 * 12, 3600 * 3 + 300, 86400 + 3600 * 4)]
+    assert said == ["0 s", "40 s", "12 min", "3 h 5 min", "1 day 4 h"]
+    assert first.uptime(86400 * 3) == "3 days 0 h"

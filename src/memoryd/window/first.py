@@ -4,7 +4,7 @@ Each figure is written as text and drawn (`chart`): the conversations and turns 
 history, the items, the tainted sessions and why, the memory files' budgets, Honcho's sync, what
 was forgotten and the damage waiting for the owner; then the latest recalls the model made (what
 it asked and the keys of what it was shown, each a link) and the latest sessions. Everything is
-made from `Glance`, read by the app: this module reads nothing.
+made from `Glance` (read by `glance.read`): this module reads nothing.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def _when(at: str) -> str:
         return at
 
 
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {many or one + 's'}"
+def _plural(n: int, one: str) -> str:
+    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
 
 
 def uptime(seconds: float) -> str:
