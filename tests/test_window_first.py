@@ -150,11 +150,16 @@ def test_the_index_keeps_turns_counted_by_day_as_items_come_and_go(home: Home) -
     assert found.unit is Unit.WEEK  # 84 days
     assert by_start[date(2026, 9, 28)] == (1, 1) and by_start[date(2026, 12, 14)] == (2, 2)
     assert sum(bar.turns for bar in found.bars) == 3 and len(found.bars) == 12
+    write_log(home, "b", turn("four", "r", "2026-12-21T09:00:00Z"))
+    service.catch_up()
+    assert sum(bar.turns for bar in glance.history(index).bars) == 4  # not the one drawn before
     service.forget(Asked(keys=("b",)))
     assert ("2026-12-20", "b") not in _said(index)
+    # The history drawn before is not shown again: the forget changed what names it.
+    assert [bar.turns for bar in glance.history(index).bars if bar.turns] == [1, 1]
     with index.writing():
         index.remove_session("a")
-    assert _said(index) == {}
+    assert _said(index) == {} and glance.history(index).bars == []
 
 
 def test_the_migration_counts_the_items_an_index_held_before_it(

@@ -124,7 +124,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         # The window's first page charts the whole history: counting 1M items' days at each
         # load took 0.9 s, reading the counts kept here a few milliseconds. A user's text is
         # a `said` item keyed `<session>:<turn>:user` (a session id holds no colon); its day
-        # is its UTC date as days since 1970-01-01 (a week is then `(day + 3) / 7`).
+        # is its UTC date as days since 1970-01-01 (a week is then `(day + 3) / 7`). Each
+        # change counts one in `turn_days`, and `turn_days_file` tells this file from another
+        # at the same path (a reindex's): together they name what the table holds.
         """
         CREATE TABLE turn_days (
             day INTEGER NOT NULL,
@@ -132,6 +134,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             turns INTEGER NOT NULL,
             PRIMARY KEY (day, session)
         ) WITHOUT ROWID;
+        INSERT INTO counts VALUES ('turn_days', 0), ('turn_days_file', abs(random()));
         CREATE TRIGGER turn_days_ai AFTER INSERT ON items
         WHEN new.kind = 'said' AND julianday(substr(new.at, 1, 10)) IS NOT NULL
         BEGIN
@@ -140,6 +143,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                 substr(new.key, 1, instr(new.key, ':') - 1),
                 1
             ) ON CONFLICT (day, session) DO UPDATE SET turns = turns + 1;
+            UPDATE counts SET value = value + 1 WHERE name = 'turn_days';
         END;
         CREATE TRIGGER turn_days_ad AFTER DELETE ON items
         WHEN old.kind = 'said' AND julianday(substr(old.at, 1, 10)) IS NOT NULL
@@ -150,6 +154,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             DELETE FROM turn_days WHERE turns < 1
             AND day = CAST(julianday(substr(old.at, 1, 10)) - 2440587.5 AS INTEGER)
             AND session = substr(old.key, 1, instr(old.key, ':') - 1);
+            UPDATE counts SET value = value + 1 WHERE name = 'turn_days';
         END;
         INSERT INTO turn_days
         SELECT
