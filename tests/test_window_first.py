@@ -184,9 +184,12 @@ def test_tainted_sessions_are_counted_by_why_through_their_index(home: Home) -> 
     index = Service.open(home).indexes.index
     assert glance.taint(index) == Taint(sessions=3, untrusted=1, damaged=1)
     plan = index.conn.execute(
-        "EXPLAIN QUERY PLAN SELECT count(*) FROM logs WHERE json_extract(progress, '$.tainted')"
+        f"EXPLAIN QUERY PLAN SELECT count(*) FROM logs WHERE {glance.TAINTED}"
     ).fetchall()
     assert "logs_tainted" in str(plan)
+    # A read state that is no JSON is still written (its reader finds it damaged).
+    index.conn.execute("UPDATE logs SET progress = '{' WHERE session = 'plain'")
+    assert glance.taint(index) == Taint(sessions=3, untrusted=1, damaged=1)
 
 
 class _Read(HTMLParser):

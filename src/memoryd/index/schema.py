@@ -126,7 +126,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         # a `said` item keyed `<session>:<turn>:user` (a session id holds no colon); its day
         # is its UTC date as days since 1970-01-01 (a week is then `(day + 3) / 7`). Each
         # change counts one in `turn_days`, and `turn_days_file` tells this file from another
-        # at the same path (a reindex's): together they name what the table holds.
+        # at the same path (a reindex's): together they name what the table holds. The tainted
+        # index reads only a progress that is JSON: an index's expression that fails refuses
+        # the write (a damaged read state must still be written, and found by its reader).
         """
         CREATE TABLE turn_days (
             day INTEGER NOT NULL,
@@ -163,7 +165,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             count(*)
         FROM items WHERE kind = 'said' AND julianday(substr(at, 1, 10)) IS NOT NULL
         GROUP BY 1, 2;
-        CREATE INDEX logs_tainted ON logs (session) WHERE json_extract(progress, '$.tainted');
+        CREATE INDEX logs_tainted ON logs (session)
+        WHERE CASE WHEN json_valid(progress) THEN json_extract(progress, '$.tainted') END;
         CREATE INDEX logs_damaged ON logs (session) WHERE damage IS NOT NULL;
         CREATE INDEX logs_newest ON logs (folder_mtime, session);
         """,

@@ -54,6 +54,11 @@ class Taint:
     damaged: int
 
 
+TAINTED = "CASE WHEN json_valid(progress) THEN json_extract(progress, '$.tainted') END"
+"""A tainted session's read state, as the index `logs_tainted` holds them (the same text, or
+SQLite reads every row)."""
+
+
 def day_of(number: int) -> date:
     """The date of a `turn_days` day."""
     return EPOCH + timedelta(days=number)
@@ -100,7 +105,7 @@ def taint(index: Index) -> Taint:
     sessions = index.conn.execute("SELECT count(*) FROM logs").fetchone()[0]
     tainted, damaged = index.conn.execute(
         "SELECT count(*), coalesce(sum(json_extract(progress, '$.damaged') > 0), 0) FROM logs "
-        "WHERE json_extract(progress, '$.tainted')"
+        f"WHERE {TAINTED}"
     ).fetchone()
     return Taint(int(sessions), int(tainted) - int(damaged), int(damaged))
 
