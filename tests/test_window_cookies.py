@@ -83,7 +83,7 @@ def test_a_cookie_another_port_tosses_at_the_windows_paths_leaves_the_window_ope
         ):
             answer = tab.goto(window + path)
             assert answer is not None and answer.status == 200, (path, tab.content()[:300])
-            assert tab.title() == f"{title} · memoryd"
+            assert tab.title() == f"{title} · agent's memory"
         # A change posted under a tossed path goes through too (its CSRF token is the session's).
         tab.goto(window + "/memory")
         notes = tab.locator("section#notes\\.md")
