@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from logs import turn, write_log
-from memoryd import schema
 from memoryd.forget.run import Asked
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.items import Item
+from memoryd.index import schema
+from memoryd.index.db import Index
+from memoryd.index.items import Item
 from memoryd.serve.service import Service
 from memoryd.window import first, glance
 from memoryd.window.app import build

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from memoryd.session_ids import is_session_id
-from memoryd.text import when
+from memoryd.text.answer import when
+from memoryd.text.session_ids import is_session_id
 from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
 from memoryd.window.html import Html, el, join

@@ -17,7 +17,7 @@ from memoryd import __version__
 from memoryd import config as config_file
 from memoryd.forget import record as forget_record
 from memoryd.honcho import status as honcho_status
-from memoryd.index import Index
+from memoryd.index.db import Index
 from memoryd.serve.service import Service
 from memoryd.window.chart import Bar, Unit, filled, start_of, unit_for
 from memoryd.window.memory import File, files
