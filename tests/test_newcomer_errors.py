@@ -148,12 +148,9 @@ def _said(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_no_message_nor_help_option_points_at_a_docs_file_a_wheel_user_lacks() -> None:
     # A wheel holds no docs/: messages say it inline, or name what every install has.
-    # The window's pages are rewritten meanwhile (issue 26's first page, another branch):
-    # their text is held to this once both are merged.
     pointing = [
         f"{path.relative_to(SOURCE)}:{line}: {text[:80]!r}"
         for path in sorted(SOURCE.rglob("*.py"))
-        if path.parent.name != "window" or path.name == "command.py"
         for line, text in _said(ast.parse(path.read_text(), str(path)))
         if "docs/" in text
     ]

@@ -75,8 +75,8 @@ def confirmation(request: Asked, shown: list[Shown], csrf: str, given: Mapping[s
     warning = el(
         "p",
         f"These {len(shown)} will be forgotten for good: their text leaves the session logs, "
-        "the index, the memory files and the journal, the recall log and Honcho's queue "
-        "(docs/forget.md). This cannot be undone.",
+        "the index, the memory files and the journal, the recall log and Honcho's queue; "
+        "a backup taken before keeps them. This cannot be undone.",
         class_="notice error",
     )
     fields = _fields(request, shown, given)
