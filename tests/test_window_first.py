@@ -28,7 +28,9 @@ from memoryd.home import Home
 from memoryd.index import schema
 from memoryd.index.db import Index
 from memoryd.index.items import Item
+from memoryd.recall_limits import K_DEFAULT
 from memoryd.serve.service import Service
+from memoryd.serve.tools import tools
 from memoryd.window import first, glance
 from memoryd.window.app import build
 from memoryd.window.chart import (
@@ -347,3 +349,14 @@ def test_a_daemons_time_up_reads_in_words() -> None:
     said = [first.uptime(s) for s in (-5, 40, 60 * 12, 3600 * 3 + 300, 86400 + 3600 * 4)]
     assert said == ["0 s", "40 s", "12 min", "3 h 5 min", "1 day 4 h"]
     assert first.uptime(86400 * 3) == "3 days 0 h"
+
+
+def test_the_search_asks_for_as_many_items_as_the_models_recall_by_default(
+    window: tuple[TestClient, Service],
+) -> None:
+    client, _ = window
+    page = client.get("/").text
+    (k,) = re.findall(r'<input[^>]*name="k"[^>]*>', page)
+    # The CLI's and the tools' default (the schema's `k`), so the owner sees what the model sees.
+    assert f'value="{K_DEFAULT}"' in k
+    assert tools()[0]["input_schema"]["properties"]["k"]["default"] == K_DEFAULT

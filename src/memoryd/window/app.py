@@ -24,7 +24,7 @@ from memoryd.errors import MemorydError, RecallError
 from memoryd.forget.record import DONE
 from memoryd.labels import DataClass
 from memoryd.memory.journal import Op
-from memoryd.recall_limits import K_MAX
+from memoryd.recall_limits import K_DEFAULT, K_MAX
 from memoryd.serve.app import status_of
 from memoryd.serve.service import Service
 from memoryd.text.secrets import redact
@@ -150,7 +150,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         asked = held.search(name) if name else None
         if asked is None:
             gone = notice(forget_page.GONE, "error") if name else ""
-            form = search.form("", search.K_DEFAULT, None, _csrf(request))
+            form = search.form("", K_DEFAULT, None, _csrf(request))
             seen = await run_in_threadpool(glance.read, service)
             title = f"What {service.names.agent} knows"
             return _html(page(title, "overview", join([gone, first.page_body(seen, form)])))
@@ -173,9 +173,9 @@ def build(service: Service, keys: Keys) -> Starlette:
         fields = await _form(request)
         session = _session_id(fields.get("session"))
         try:
-            k = min(K_MAX, max(1, int(fields.get("k", search.K_DEFAULT))))
+            k = min(K_MAX, max(1, int(fields.get("k", K_DEFAULT))))
         except ValueError:
-            k = search.K_DEFAULT
+            k = K_DEFAULT
         if not fields.get("q"):
             return RedirectResponse("/", status_code=303)
         name = held.hold(Search(fields["q"], k, session))

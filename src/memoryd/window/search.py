@@ -25,8 +25,6 @@ from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
 
-K_DEFAULT = 8
-
 
 @dataclass(frozen=True)
 class Found:
