@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memoryd.window.html import Html, el, join, text
 from memoryd.window.keys import LINK_LIFE, SESSION_LIFE, Keys
+from memoryd.window.layout import counted
 
 
 class _Parsed(HTMLParser):
@@ -86,3 +87,12 @@ def test_a_link_opens_one_session_once_and_only_in_time() -> None:
     assert keys.csrf("made-up") is None
     now[0] += SESSION_LIFE + 1
     assert keys.csrf(cookie) is None  # a session left alone ends
+
+
+def test_a_count_names_its_things_in_the_right_form() -> None:
+    assert [counted(n, "epoch") for n in (0, 1, 2, 1204)] == [
+        "0 epochs",
+        "1 epoch",
+        "2 epochs",
+        "1,204 epochs",
+    ]

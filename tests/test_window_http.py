@@ -230,6 +230,9 @@ def test_a_forget_needs_the_csrf_token_and_a_link_only_shows_what_it_would_forge
     with opened(link(served)) as client:
         shown = client.get("/forget", params={"item": "plain-007:1:user"})
         assert shown.status_code == 200 and "ordinary turn number 7" in shown.text
+        assert "This item will be forgotten for good" in shown.text
+        whole = client.get("/forget", params={"session": "plain-007", "turn": "1"})
+        assert "These 2 items will be forgotten for good" in whole.text, whole.text
         assert client.post("/forget", data={"keys": "plain-007:1:user"}).status_code == 403
         assert "ordinary turn number 7" in search(client, "ordinary turn number 7").text
         refused = client.get("/forget", params={"item": "no-such-session:9:user"})

@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from enum import Enum
 
 from memoryd.window.html import Html, el, join
+from memoryd.window.layout import counted
 
 
 class Unit(Enum):
@@ -107,10 +108,6 @@ def label_of(start: date, unit: Unit) -> str:
     return start.strftime("%Y-%m")
 
 
-def _plural(n: int, one: str) -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
-
-
 def bar_chart(bars: Sequence[Bar], unit: Unit, what: str) -> Html:
     """The bars of `what` (`conversations` or `turns`) per `unit`, as a figure: the SVG, its
     first and last bars' days, and a sentence of its figures."""
@@ -122,7 +119,7 @@ def bar_chart(bars: Sequence[Bar], unit: Unit, what: str) -> Html:
     busiest = bars[values.index(most)]
     said = (
         f"{what.capitalize()} per {unit.value}, {label_of(bars[0].start, unit)} to "
-        f"{label_of(bars[-1].start, unit)}: {_plural(sum(values), one)} in all, the most "
+        f"{label_of(bars[-1].start, unit)}: {counted(sum(values), one)} in all, the most "
         f"{most:,} ({label_of(busiest.start, unit)})."
     )
     rects = []
@@ -130,7 +127,7 @@ def bar_chart(bars: Sequence[Bar], unit: Unit, what: str) -> Html:
         rects.append(
             el(
                 "rect",
-                el("title", f"{label_of(bar.start, unit)}: {_plural(value, one)}"),
+                el("title", f"{label_of(bar.start, unit)}: {counted(value, one)}"),
                 x=str(n * STEP),
                 y=str(HEIGHT - height),
                 width=str(STEP - GAP),

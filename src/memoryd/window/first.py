@@ -18,7 +18,7 @@ from memoryd.text.session_ids import is_session_id
 from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import class_badge, tainted_badge, url
+from memoryd.window.layout import class_badge, counted, tainted_badge, url
 from memoryd.window.memory import File
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
@@ -32,10 +32,6 @@ def _when(at: str) -> str:
         return at
 
 
-def _plural(n: int, one: str) -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
-
-
 def uptime(seconds: float) -> str:
     """A daemon's time up in words: `40 s`, `12 min`, `3 h 5 min`, `2 days 4 h`."""
     s = max(0, int(seconds))
@@ -45,7 +41,7 @@ def uptime(seconds: float) -> str:
         return f"{s // 60} min"
     if s < 86400:
         return f"{s // 3600} h {s % 3600 // 60} min"
-    return f"{_plural(s // 86400, 'day')} {s % 86400 // 3600} h"
+    return f"{counted(s // 86400, 'day')} {s % 86400 // 3600} h"
 
 
 def _stamp(at: float) -> str:
@@ -112,7 +108,7 @@ def _taint(taint: Taint) -> Html:
     tainted = taint.untrusted + taint.damaged
     return _card(
         "Tainted sessions",
-        f"{tainted:,} of {_plural(taint.sessions, 'session')}",
+        f"{tainted:,} of {counted(taint.sessions, 'session')}",
         share_bar(parts, "sessions"),
         el(
             "p",
@@ -207,7 +203,7 @@ def _forgotten(forgotten: dict[str, Any], items: int) -> Html:
     gone = int(forgotten["items"])
     last = forgotten["last"]
     said = (
-        f"{_plural(gone, 'item')} in {_plural(int(forgotten['forgets']), 'forget')}, "
+        f"{counted(gone, 'item')} in {counted(int(forgotten['forgets']), 'forget')}, "
         f"the last {_when(str(last))}"
         if last
         else "nothing yet"
@@ -225,8 +221,8 @@ def _damage(g: Glance) -> Html:
     more = (
         el(
             "p",
-            f"{_plural(g.damaged_logs, 'damaged log')}, "
-            f"{_plural(g.memory_damaged, 'damaged memory file line')}: ",
+            f"{counted(g.damaged_logs, 'damaged log')}, "
+            f"{counted(g.memory_damaged, 'damaged memory file line')}: ",
             el("a", "see them on the status page", href="/status"),
             class_="notice error",
         )
@@ -235,7 +231,7 @@ def _damage(g: Glance) -> Html:
     )
     return _card(
         "Damage waiting for you",
-        _plural(waiting, "thing") if waiting else "nothing",
+        counted(waiting, "thing") if waiting else "nothing",
         share_bar(parts, "sessions"),
         more,
     )
@@ -260,7 +256,7 @@ def _recalls(lines: list[Recalled]) -> Html:
             )
             shown = el(
                 "details",
-                el("summary", f"what it was shown: {_plural(len(line.hits), 'item')}"),
+                el("summary", f"what it was shown: {counted(len(line.hits), 'item')}"),
                 el("ul", keys, class_="keys"),
             )
             items.append(
@@ -272,7 +268,7 @@ def _recalls(lines: list[Recalled]) -> Html:
                         _when(line.at),
                         " · ",
                         _session_link(line.session),
-                        f" · asked for up to {_plural(line.k, 'item')}",
+                        f" · asked for up to {counted(line.k, 'item')}",
                         class_="hint",
                     ),
                     shown,
@@ -306,7 +302,7 @@ def _sessions(rows: list[Row]) -> Html:
                 join(marks, " "),
                 el(
                     "p",
-                    _plural(row.turns, "turn"),
+                    counted(row.turns, "turn"),
                     f", the last {_when(row.last)}" if row.last else "",
                     class_="hint",
                 ),

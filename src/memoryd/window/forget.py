@@ -21,7 +21,7 @@ from memoryd.memory.files import Memory
 from memoryd.text.secrets import redact
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import form, hidden
+from memoryd.window.layout import counted, form, hidden
 from memoryd.window.memory import seen
 
 WAYS = "an item, a turn, a session, an entry of a memory file or a search"
@@ -74,7 +74,8 @@ def confirmation(request: Asked, shown: list[Shown], csrf: str, given: Mapping[s
     )
     warning = el(
         "p",
-        f"These {len(shown)} will be forgotten for good: their text leaves the session logs, "
+        f"{'This item' if len(shown) == 1 else 'These ' + counted(len(shown), 'item')} will be "
+        "forgotten for good: their text leaves the session logs, "
         "the index, the memory files and the journal, the recall log and Honcho's queue; "
         "a backup taken before keeps them. This cannot be undone.",
         class_="notice error",

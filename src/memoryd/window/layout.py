@@ -43,6 +43,11 @@ def page(title: str, active: str, body: Html, refresh: str | None = None, agent:
     )
 
 
+def counted(n: int, one: str) -> str:
+    """`n` things named in the right form: `1 epoch`, `2 epochs`, `1,204 turns`."""
+    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
+
+
 def badge(value: str, kind: str = "") -> Html:
     """A small label: a header part, a class, a mark."""
     return el("span", value, class_=f"badge {kind}".strip())

@@ -19,7 +19,7 @@ from memoryd.logs.records import Kind
 from memoryd.text import boundary
 from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, class_badge, tainted_badge, url
+from memoryd.window.layout import badge, class_badge, counted, tainted_badge, url
 
 LIMIT = 500
 """Records a page of a session shows."""
@@ -169,7 +169,7 @@ def _entry_html(session: str, entry: Entry) -> Html:
 
 def page_body(session: str, view: View, start: int) -> Html:
     """The records, epochs marked, with the session's class, taint start and paging."""
-    facts = [class_badge(view.data_class), badge(f"{view.epochs} epochs", "where")]
+    facts = [class_badge(view.data_class), badge(counted(view.epochs, "epoch"), "where")]
     if view.taint_from is not None:
         where = f"from line {view.taint_from[1]} of {view.taint_from[0]}.jsonl"
         facts += [tainted_badge(), badge(where, "tainted")]
