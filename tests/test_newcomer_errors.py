@@ -8,8 +8,6 @@ import ast
 import json
 import shlex
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -21,23 +19,13 @@ from memoryd.home import Home
 from memoryd.serve.app import create_app
 from memoryd.serve.client import Client
 from memoryd.serve.service import Service
+from test_listen_errors import memoryd
 from test_serve_daemon import Daemon
 
 UNDO_SAYS = (
     "ID is a journal line's number, like 12: `memoryd memory log` lists the lines, each with "
     "its number first"
 )
-
-
-def memoryd(*args: str) -> subprocess.CompletedProcess[str]:
-    """`memoryd ARGS` as a user runs it, with the test's home ($MEMORYD_HOME)."""
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd", *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
 
 
 def test_undo_of_what_is_no_line_number_says_what_one_is_and_where_to_see_them(

@@ -12,29 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.cli import main
 from memoryd.errors import ServiceError
 from memoryd.home import Home
 from memoryd.service import agent, commands
 from memoryd.service.launchd import Launchd
 from memoryd.service.unit import unit_name
 from service_user import Manager, User, environment, everything, exec_start, tool, verify
+from test_connect import run
 from test_serve_daemon import Daemon
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """`memoryd ARGS` in this process, as `main` runs it: exit status, stdout, stderr."""
-    capsys.readouterr()
-    argv, sys.argv = sys.argv, ["memoryd", *args]
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = int(e.code or 0)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def named(user: User, home: Path) -> Path:
