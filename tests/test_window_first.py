@@ -32,6 +32,7 @@ from memoryd.recall_limits import K_DEFAULT
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
 from memoryd.window import first, glance
+from memoryd.window import status as status_page
 from memoryd.window.app import build
 from memoryd.window.chart import (
     HEIGHT,
@@ -343,6 +344,26 @@ def test_honchos_last_error_is_said_with_what_to_do(error: str, said: str) -> No
     shown = first.page_body(replace(seen, honcho=part), first.Html(""))
     assert f"Last error, 2026-11-02 08:00 UTC: {error}. " in shown and said in shown
     assert "2 pending, 1 failed" in shown
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        ("HTTP 403: forbidden", "check the key in the variable `key_env` names"),
+        ("timed out after 5 s", "is it running at the address [honcho] gives?"),
+    ],
+)
+def test_the_status_page_says_honchos_last_error_with_what_to_do(error: str, said: str) -> None:
+    seen = _glance("x")
+    part = {**(seen.honcho or {}), "last_error": error, "last_error_at": "2026-11-02T08:00:00Z"}
+    summary = {
+        "sessions": 1, "turns": 1, "items": 2, "index_bytes": 4096, "damaged_logs": 0,
+        "damaged": {}, "memory_damaged": {}, "honcho": part,
+        "forgotten": {"items": 0, "forgets": 0, "last": None},
+    }  # fmt: skip
+    shown = status_page.page_body(summary, [], [], None, "token")
+    assert f"<dd>2026-11-02 08:00 UTC: {error}. " in shown and said in shown
+    assert "<dt>forgotten</dt><dd>nothing yet</dd>" in shown
 
 
 def test_a_daemons_time_up_reads_in_words() -> None:

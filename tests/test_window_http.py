@@ -239,9 +239,12 @@ def test_a_forget_needs_the_csrf_token_and_a_link_only_shows_what_it_would_forge
         assert refused.status_code == 422
         assert "no-such-session" not in refused.text
         token = csrf(shown.text)
+        assert "<dt>forgotten</dt><dd>nothing yet</dd>" in client.get("/status").text
         done = client.post("/forget", data={"keys": "plain-007:1:user", "csrf": token})
         assert done.status_code == 200 and "plain-007:1:user" in done.text
         assert "ordinary turn number 7 " not in search(client, "ordinary turn number 7").text
+        status = client.get("/status").text
+        assert "<dt>forgotten</dt><dd>1 item in 1 forget, the last 20" in status, status
 
 
 def test_the_sessions_list_says_where_a_sessions_taint_starts(served: Daemon) -> None:

@@ -17,6 +17,7 @@ from memoryd.text.answer import when
 from memoryd.text.session_ids import is_session_id
 from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
+from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import class_badge, counted, tainted_badge, url
 from memoryd.window.memory import File
@@ -146,25 +147,6 @@ def _files(files: list[File]) -> Html:
         el("h3", "Memory files"),
         el("ul", join(rows), class_="budgets"),
         class_="card",
-    )
-
-
-def advice(error: str) -> str:
-    """What the owner can do about Honcho's last error, in words."""
-    lowered = error.lower()
-    if any(w in lowered for w in ("401", "403", "unauthor", "forbidden", "key")):
-        return (
-            "Honcho refused memoryd's key: check the key in the variable `key_env` names in "
-            "the [honcho] table, then restart memoryd."
-        )
-    if any(w in lowered for w in ("connect", "timed out", "timeout", "unreachable", "resolve")):
-        return (
-            "Honcho did not answer: is it running at the address [honcho] gives? memoryd "
-            "tries again on its own."
-        )
-    return (
-        "memoryd tries again on its own; turns that failed for good can be sent again "
-        "from the status page."
     )
 
 

@@ -1,5 +1,6 @@
-"""Honcho's sync as the status page shows and retries it: the turns that failed for good, and
-the owner's retry of them (the daemon's worker sends them on its next round)."""
+"""Honcho's sync as the window's pages show and retry it: what the owner can do about its last
+error, the turns that failed for good, and the owner's retry of them (the daemon's worker sends
+them on its next round)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,22 @@ def retry(home: Home) -> int:
         return state.retry_failed()
     finally:
         state.close()
+
+
+def advice(error: str) -> str:
+    """What the owner can do about Honcho's last error, in words."""
+    lowered = error.lower()
+    if any(w in lowered for w in ("401", "403", "unauthor", "forbidden", "key")):
+        return (
+            "Honcho refused memoryd's key: check the key in the variable `key_env` names in "
+            "the [honcho] table, then restart memoryd."
+        )
+    if any(w in lowered for w in ("connect", "timed out", "timeout", "unreachable", "resolve")):
+        return (
+            "Honcho did not answer: is it running at the address [honcho] gives? memoryd "
+            "tries again on its own."
+        )
+    return (
+        "memoryd tries again on its own; turns that failed for good can be sent again "
+        "from the status page."
+    )

@@ -1,5 +1,6 @@
 """The status page: items, index size, damaged logs and memory files (the journal,
-`forgotten.jsonl`: `MemoryDamage`, kept by the daemon), Honcho's sync and the recall log.
+`forgotten.jsonl`: `MemoryDamage`, kept by the daemon), what was forgotten, Honcho's sync (its
+last error with what to do) and the recall log.
 
 Its facts are `memoryd status`'s, counted by the index (a few narrow queries) rather than from
 every session's read state, and without the walk for links (which stats every file): the page
@@ -11,12 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd import config as config_file
+from memoryd.forget import record as forget_record
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
 from memoryd.index.db import Index
 from memoryd.text.answer import when
+from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, form, url
+from memoryd.window.layout import badge, counted, form, url
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
 
@@ -25,8 +28,8 @@ DAMAGED_SHOWN = 100
 
 
 def facts(index: Index, home: Home) -> dict[str, Any]:
-    """Sessions, turns, items, the index's size, damaged logs (the first `DAMAGED_SHOWN`) and
-    Honcho's sync, as `memoryd status` names them."""
+    """Sessions, turns, items, the index's size, damaged logs (the first `DAMAGED_SHOWN`), what
+    was forgotten and Honcho's sync, as `memoryd status` names them."""
     sessions, turns, damaged = index.conn.execute(
         "SELECT count(*), coalesce(sum(finished), 0), count(damage) FROM logs"
     ).fetchone()
@@ -47,6 +50,7 @@ def facts(index: Index, home: Home) -> dict[str, Any]:
         "index_bytes": size,
         "damaged_logs": damaged,
         "damaged": dict(named),
+        "forgotten": forget_record.summary(home.memory),
         "honcho": honcho_status.status(home, configured),
     }
 
@@ -59,10 +63,19 @@ def _facts(summary: dict[str, Any]) -> Html:
         ("index size", f"{summary['index_bytes'] / 1e6:,.1f} MB"),
         ("damaged logs", f"{summary['damaged_logs']:,}"),
         ("damaged memory files", f"{len(summary['memory_damaged']):,}"),
+        ("forgotten", _forgotten(summary["forgotten"])),
     ]
     return el(
         "dl", join(join([el("dt", name), el("dd", value)]) for name, value in rows), class_="facts"
     )
+
+
+def _forgotten(forgotten: dict[str, Any]) -> str:
+    if not forgotten["last"]:
+        return "nothing yet"
+    gone = counted(int(forgotten["items"]), "item")
+    forgets = counted(int(forgotten["forgets"]), "forget")
+    return f"{gone} in {forgets}, the last {_when(str(forgotten['last']))}"
 
 
 def _damaged(summary: dict[str, Any]) -> Html:
@@ -97,7 +110,10 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
         ("conclusions sent", f"{part['conclusions']:,}"),
     ]
     if part["last_error"]:
-        rows.append(("last error", f"{part['last_error_at']}: {part['last_error']}"))
+        error = part["last_error"]
+        rows.append(
+            ("last error", f"{_when(part['last_error_at'] or '')}: {error}. {advice(error)}")
+        )
     parts = [
         el("h2", "Honcho"),
         el("dl", join(join([el("dt", n), el("dd", v)]) for n, v in rows), class_="facts"),
