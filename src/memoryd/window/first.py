@@ -13,24 +13,17 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from memoryd.text.answer import when
 from memoryd.text.session_ids import is_session_id
 from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
 from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import class_badge, counted, tainted_badge, url
+from memoryd.window.layout import class_badge, counted, shown_when, tainted_badge, url
 from memoryd.window.memory import File
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
 from memoryd.window.sessions import Row
-
-
-def _when(at: str) -> str:
-    try:
-        return when(at)
-    except ValueError:
-        return at
+from memoryd.window.status import forgotten_said
 
 
 def uptime(seconds: float) -> str:
@@ -165,7 +158,7 @@ def _honcho(part: dict[str, Any] | None) -> Html:
         more.append(
             el(
                 "p",
-                f"Last error, {_when(part['last_error_at'] or '')}: {part['last_error']}. ",
+                f"Last error, {shown_when(part['last_error_at'] or '')}: {part['last_error']}. ",
                 advice(part["last_error"]),
                 class_="notice error",
             )
@@ -183,13 +176,7 @@ def _honcho(part: dict[str, Any] | None) -> Html:
 
 def _forgotten(forgotten: dict[str, Any], items: int) -> Html:
     gone = int(forgotten["items"])
-    last = forgotten["last"]
-    said = (
-        f"{counted(gone, 'item')} in {counted(int(forgotten['forgets']), 'forget')}, "
-        f"the last {_when(str(last))}"
-        if last
-        else "nothing yet"
-    )
+    said = forgotten_said(forgotten)
     parts = [("forgotten", gone), ("kept", items)]
     return _card("Forgotten", said, share_bar(parts, "items kept and forgotten"))
 
@@ -247,7 +234,7 @@ def _recalls(lines: list[Recalled]) -> Html:
                     el("q", line.query, class_="query"),
                     el(
                         "p",
-                        _when(line.at),
+                        shown_when(line.at),
                         " · ",
                         _session_link(line.session),
                         f" · asked for up to {counted(line.k, 'item')}",
@@ -285,7 +272,7 @@ def _sessions(rows: list[Row]) -> Html:
                 el(
                     "p",
                     counted(row.turns, "turn"),
-                    f", the last {_when(row.last)}" if row.last else "",
+                    f", the last {shown_when(row.last)}" if row.last else "",
                     class_="hint",
                 ),
             )

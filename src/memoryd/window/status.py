@@ -16,10 +16,9 @@ from memoryd.forget import record as forget_record
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
 from memoryd.index.db import Index
-from memoryd.text.answer import when
 from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, counted, form, url
+from memoryd.window.layout import badge, counted, form, shown_when, url
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
 
@@ -63,19 +62,21 @@ def _facts(summary: dict[str, Any]) -> Html:
         ("index size", f"{summary['index_bytes'] / 1e6:,.1f} MB"),
         ("damaged logs", f"{summary['damaged_logs']:,}"),
         ("damaged memory files", f"{len(summary['memory_damaged']):,}"),
-        ("forgotten", _forgotten(summary["forgotten"])),
+        ("forgotten", forgotten_said(summary["forgotten"])),
     ]
     return el(
         "dl", join(join([el("dt", name), el("dd", value)]) for name, value in rows), class_="facts"
     )
 
 
-def _forgotten(forgotten: dict[str, Any]) -> str:
+def forgotten_said(forgotten: dict[str, Any]) -> str:
+    """What was forgotten (`forget.record.summary`) in words: `3 items in 2 forgets, the last
+    ...`, or `nothing yet`."""
     if not forgotten["last"]:
         return "nothing yet"
     gone = counted(int(forgotten["items"]), "item")
     forgets = counted(int(forgotten["forgets"]), "forget")
-    return f"{gone} in {forgets}, the last {_when(str(forgotten['last']))}"
+    return f"{gone} in {forgets}, the last {shown_when(str(forgotten['last']))}"
 
 
 def _damaged(summary: dict[str, Any]) -> Html:
@@ -112,7 +113,7 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
     if part["last_error"]:
         error = part["last_error"]
         rows.append(
-            ("last error", f"{_when(part['last_error_at'] or '')}: {error}. {advice(error)}")
+            ("last error", f"{shown_when(part['last_error_at'] or '')}: {error}. {advice(error)}")
         )
     parts = [
         el("h2", "Honcho"),
@@ -133,13 +134,6 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
             form("/status/retry", csrf, button="retry the failed turns"),
         ]
     return join(parts)
-
-
-def _when(at: str) -> str:
-    try:
-        return when(at)
-    except ValueError:
-        return at
 
 
 def _recalls(lines: list[Recalled], session: str | None) -> Html:
@@ -168,7 +162,7 @@ def _recalls(lines: list[Recalled], session: str | None) -> Html:
         rows.append(
             el(
                 "tr",
-                el("td", _when(line.at)),
+                el("td", shown_when(line.at)),
                 el("td", line.session or "(none)"),
                 el("td", line.query),
                 el("td", str(line.k)),
