@@ -11,7 +11,7 @@ start.
   a stray print misses the wire); a notification gets no line. A line that is no message (not
   JSON, a batch, a request whose id is no string nor integer, one the daemon's SDK cannot read)
   is answered as the in-process server answers it: JSON-RPC's error with a null id, in
-  memoryd's words, echoing nothing (`jsonrpc.no_message`); a blank line is passed over.
+  memoryd's words, echoing nothing (`jsonrpc.message_of`); a blank line is passed over.
 - A refusal by the daemon's rules (a body over 1 MiB, one key twice) is a JSON-RPC error for
   that request, saying what to do.
 - A daemon that does not answer MCP (one started before memoryd had `/v1/mcp`) is found by a
@@ -38,8 +38,9 @@ from memoryd.serve.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     NO_MESSAGE,
+    Refused,
     is_request_id,
-    no_message,
+    message_of,
     refused,
 )
 
@@ -71,12 +72,11 @@ def run(home: Home, session: str) -> int:
             line = raw.decode("utf-8", "replace").strip()  # as the SDK's own stdio reads it
             if not line:
                 continue
-            answer = no_message(line)
-            if answer is not None:
+            message = message_of(line)
+            if isinstance(message, Refused):
                 # Nothing a daemon could answer by an id: refused here, as in process.
-                _write(out, answer)
+                _write(out, message.answer)
                 continue
-            message = _parsed(line)
             try:
                 status, body = _post(where, session, line.encode(), version)
             except DaemonError as e:
@@ -86,7 +86,7 @@ def run(home: Home, session: str) -> int:
                 answer = _answer(message, status, body)
             if answer is None:
                 continue
-            if message is not None and message.get("method") == "initialize":
+            if message.get("method") == "initialize":
                 version = _version(answer)
             _write(out, answer)
     except BrokenPipeError:  # the client went away: nobody to answer
@@ -123,7 +123,7 @@ def _post(where: str, session: str, body: bytes, version: str | None) -> tuple[i
     return found.status, found.body
 
 
-def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[str, Any] | None:
+def _answer(message: dict[str, Any], status: int, body: bytes) -> dict[str, Any] | None:
     """What to write for one message: the daemon's JSON-RPC answer, an error for a request the
     daemon's rules refused, a null id's for one its SDK read as no message, or nothing (a
     notification, a client's answer)."""
@@ -143,12 +143,12 @@ def _answer(message: dict[str, Any] | None, status: int, body: bytes) -> dict[st
     return _error(message, INVALID_REQUEST if 400 <= status < 500 else INTERNAL_ERROR, text)
 
 
-def _error(message: dict[str, Any] | None, code: int, text: str) -> dict[str, Any] | None:
+def _error(message: dict[str, Any], code: int, text: str) -> dict[str, Any] | None:
     """A JSON-RPC error answering `message` when it is a request; nothing for a notification or
     a client's answer (a line that is no message was refused before it was sent)."""
     # A float, null or an object is no request's id (the SDK says nothing to it), and one of
     # Python's NaN or Infinity is no JSON to echo.
-    if message is None or "method" not in message or not is_request_id(message.get("id")):
+    if "method" not in message or not is_request_id(message.get("id")):
         return None
     return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
 

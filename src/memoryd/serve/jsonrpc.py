@@ -10,6 +10,7 @@ it), and JSON-RPC's fractions are no integer (`1.0` included: the SDK reads no f
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 INVALID_REQUEST = -32600
@@ -59,19 +60,26 @@ def refused(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
-def no_message(line: str) -> dict[str, Any] | None:
-    """The error answering a stdio line that is no message memoryd can answer by its id, as the
-    in-process server answers it (`serve.stdio`): not JSON, no object (a batch), or a request's
-    method without a string or integer id. None for a line to pass on."""
+@dataclass(frozen=True)
+class Refused:
+    """A stdio line that is no message memoryd can answer by its id, and the error answering it."""
+
+    answer: dict[str, Any]
+
+
+def message_of(line: str) -> dict[str, Any] | Refused:
+    """The JSON-RPC message a stdio line holds, read once; `Refused` with the error answering a
+    line that is none, as the in-process server answers it (`serve.stdio`): not JSON, no object
+    (a batch), or a request's method without a string or integer id."""
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
-        return refused(PARSE_ERROR, NOT_JSON)
+        return Refused(refused(PARSE_ERROR, NOT_JSON))
     if not isinstance(message, dict):
-        return refused(INVALID_REQUEST, NO_MESSAGE)
+        return Refused(refused(INVALID_REQUEST, NO_MESSAGE))
     method = message.get("method")
     # MCP names every notification `notifications/...`: any other method is a request's.
     asks = isinstance(method, str) and not method.startswith("notifications/")
     if asks and not is_request_id(message.get("id")):
-        return refused(INVALID_REQUEST, NO_MESSAGE)
-    return None
+        return Refused(refused(INVALID_REQUEST, NO_MESSAGE))
+    return message
