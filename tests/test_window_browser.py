@@ -125,7 +125,7 @@ def test_search_shows_items_as_the_model_sees_them_and_leads_to_their_turn(page:
     model = page.locator("pre.model").text_content() or ""
     assert "[1] memory" in model
     _no_script_ran(page)
-    page.locator("li.item a", has_text="open the turn").first.click()
+    page.locator("li.item a", has_text="session hostile, turn").first.click()
     page.wait_for_url(re.compile(r"/sessions/hostile#turn-\d+"))
     assert page.locator("li.record.untrusted").count() == 1
 
@@ -194,7 +194,7 @@ def test_forget_shows_exactly_what_goes_then_leaves_no_trace_in_the_home(
     page: Page, served: Daemon
 ) -> None:
     page.goto(base(page.url) + "/sessions/planted")
-    page.locator("a", has_text="forget this turn…").click()
+    page.locator("li#turn-1 a", has_text="the whole turn…").click()
     page.wait_for_url(re.compile(r"/forget\?session=planted&turn=1"))
     confirm = page.locator("main").inner_text()
     assert "planted:1:user" in confirm and "planted:1:reply" in confirm

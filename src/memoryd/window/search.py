@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from memoryd import recall as recall_module
+from memoryd.forget.targets import Target, parse
 from memoryd.honcho.answer import Reading
 from memoryd.honcho.read import Pending, begin
 from memoryd.honcho.recalled import Asked, answer
@@ -24,6 +25,13 @@ from memoryd.text.answer import snippet
 from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, tainted_badge, url
+
+FOR_SESSION = (
+    "For session: the answer that session's recall gets, its class bounding what is shown "
+    "(an item of a higher class is left out). Every session's items are searched either way."
+)
+"""What the form's session field does, said beside it: it bounds the class, it does not choose
+which sessions are searched (`recall.ceiling`)."""
 
 
 @dataclass(frozen=True)
@@ -123,14 +131,32 @@ def form(query: str, k: int, session: str | None, csrf: str) -> Html:
                 value=session or "",
                 placeholder="(none: every class)",
                 maxlength="100",
+                aria_describedby="for-session",
             ),
         ),
         el("button", "Recall", type="submit"),
+        el("p", FOR_SESSION, class_="hint", id="for-session"),
         method="post",
         action="/search",
         class_="search",
         autocomplete="off",
     )
+
+
+def _links(found: Found) -> list[Html]:
+    """Where the item leads (its session's turn, named; the journal line that dropped it) and
+    its forgets: the item alone, or the whole turn it is part of, as the owner sees it."""
+    if found.key is None:
+        return []
+    target = parse(found.key)
+    forget_item = el("a", "this item…", href=url("/forget", item=found.key), class_="danger")
+    if isinstance(target, Target) and target.turn is not None:
+        where = el("a", f"session {target.session}, turn {target.turn}", href=found.link)
+        turn = url("/forget", session=target.session, turn=target.turn)
+        forgets = join([forget_item, el("a", "the whole turn…", href=turn, class_="danger")], " · ")
+        return [where, join(["forget: ", forgets])]
+    journal = [el("a", "open the journal", href=found.link)] if found.link else []
+    return [*journal, join(["forget: ", forget_item])]
 
 
 def _item(found: Found) -> Html:
@@ -141,17 +167,7 @@ def _item(found: Found) -> Html:
     parts += [badge(found.origin, "who"), class_badge(found.data_class)]
     if found.honcho is not None:
         parts.append(badge(f"honcho: {found.honcho}", "honcho"))
-    links = []
-    if found.link is not None:
-        links.append(
-            el(
-                "a",
-                "open the turn" if found.link.startswith("/sessions") else "open the journal",
-                href=found.link,
-            )
-        )
-    if found.key is not None:
-        links.append(el("a", "forget…", href=url("/forget", item=found.key), class_="danger"))
+    links = _links(found)
     return el(
         "li",
         el("div", join(parts, " "), class_="head"),

@@ -3,7 +3,9 @@
 Every text passes through the same redaction as the API (no secret is shown) and is rendered as
 text. A tool result marked untrusted, and every record after the first untrusted one, is set
 apart; the line where the taint starts, damaged lines and each epoch's start are marked. A long
-session is shown `LIMIT` records at a time.
+session is shown `LIMIT` records at a time. Turns are counted as the forget counts them, and
+every record it can still forget offers it: its item, its turn, or its session (`_forgets`);
+a forgotten record says so in place of its text.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.errors import DamagedLogError
+from memoryd.forget.targets import Part, item_key
 from memoryd.logs.logfiles import epoch_logs, read_from
-from memoryd.logs.records import Kind
+from memoryd.logs.records import Kind, Record, Role, role
 from memoryd.text import boundary
 from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, counted, tainted_badge, url
+
+FORGOTTEN = "Forgotten (memoryd forget): its text is gone from the log, the index and recall."
+"""What a forgotten record's placeholder shows in place of its text."""
 
 LIMIT = 500
 """Records a page of a session shows."""
@@ -30,7 +36,8 @@ TEXT_MAX = 20_000
 
 @dataclass(frozen=True)
 class Entry:
-    """One line of a log as the page shows it."""
+    """One line of a log as the page shows it: its turn (0 before the first) and what it is to
+    that turn (its user item, its reply, another record)."""
 
     epoch: int
     line: int
@@ -38,10 +45,11 @@ class Entry:
     text: str
     name: str = ""
     at: str = ""
-    turn: int | None = None
+    turn: int = 0
     untrusted: bool = False
     tainted: bool = False
     damage: str | None = None
+    role: Role = Role.OTHER
 
 
 @dataclass
@@ -69,6 +77,7 @@ def read(sessions: Path, session: str, start: int = 0) -> View:
     view.epochs = len(logs)
     seen = turn = 0
     tainted = False
+    answered = True
     for epoch, path in logs:
         try:
             _, lines = read_from(path)
@@ -78,8 +87,11 @@ def read(sessions: Path, session: str, start: int = 0) -> View:
                     tainted = True
                     view.taint_from = (epoch, line.number)
                 kind = "damaged" if line.damage is not None else _kind(record.kind, record.data)
-                if record.kind is Kind.USER:
-                    turn += 1
+                was = Role.OTHER if line.damage is not None else _role(record, answered)
+                if was is Role.USER:
+                    turn, answered = turn + 1, False
+                elif was is Role.REPLY:
+                    answered = True
                 if record.kind is Kind.SESSION:
                     view.data_class = str(record.data.get("class", "private"))
                 seen += 1
@@ -89,11 +101,21 @@ def read(sessions: Path, session: str, start: int = 0) -> View:
                     view.more = True
                     return view
                 view.entries.append(
-                    _entry(epoch, line.number, kind, record.data, turn, tainted, line.damage)
+                    _entry(epoch, line.number, kind, record.data, (turn, was), tainted, line.damage)
                 )
         except (DamagedLogError, OSError) as e:
             view.problem = redact(str(e))
     return view
+
+
+def _role(record: Record, answered: bool) -> Role:
+    # As the forget counts them (`forget.logs.lines`): a forgotten user record still counts its
+    # turn, so the turns after it keep their numbers, and the keys their links name.
+    if record.kind is Kind.FORGOTTEN:
+        return role(record)
+    if record.kind is Kind.USER:
+        return Role.USER
+    return Role.REPLY if record.kind is Kind.FINAL and not answered else Role.OTHER
 
 
 def _kind(kind: Kind | None, data: dict[str, object]) -> str:
@@ -109,12 +131,13 @@ def _entry(
     number: int,
     kind: str,
     data: dict[str, object],
-    turn: int,
+    place: tuple[int, Role],
     tainted: bool,
     damage: DamagedLogError | None,
 ) -> Entry:
+    turn, was = place
     if damage is not None:
-        return Entry(epoch, number, kind, "", damage=redact(str(damage)), tainted=True)
+        return Entry(epoch, number, kind, "", turn=turn, damage=redact(str(damage)), tainted=True)
     body = data.get("text", data.get("summary", data.get("args", "")))
     speaker = data.get("speaker") if kind == "user" else None
     name = data.get("name") if kind in ("tool_call", "tool_result") else speaker
@@ -126,10 +149,28 @@ def _entry(
         _shown(body),
         name=boundary.name(name) if isinstance(name, str) else "",
         at=at if isinstance(at, str) else "",
-        turn=turn if kind in ("user", "final", "assistant", "tool_call", "tool_result") else None,
+        turn=turn,
+        role=was,
         untrusted=any(k.casefold() == "untrusted" and v is not False for k, v in data.items()),
         tainted=tainted,
     )
+
+
+def _forgets(session: str, entry: Entry) -> Html:
+    """The forgets a record offers: its item and its whole turn (a user's text, a reply), its
+    turn (a tool's call or result, damage), its session (a compaction, a record before the
+    first turn); none for the `session` record (the forget keeps it) or a placeholder."""
+    if entry.kind in (Kind.SESSION, Kind.FORGOTTEN):
+        return Html("")
+    if entry.kind == Kind.COMPACTION or not entry.turn:
+        links = [("the whole session…", url("/forget", session=session))]
+    else:
+        links = [("the whole turn…", url("/forget", session=session, turn=entry.turn))]
+    if entry.turn and entry.role is not Role.OTHER:
+        item = item_key(session, entry.turn, Part(entry.role.value))
+        links.insert(0, ("this item…", url("/forget", item=item)))
+    shown = join((el("a", said, href=href, class_="danger") for said, href in links), " · ")
+    return el("p", "forget: ", shown, class_="forgets")
 
 
 def _entry_html(session: str, entry: Entry) -> Html:
@@ -143,17 +184,12 @@ def _entry_html(session: str, entry: Entry) -> Html:
     elif entry.tainted:
         marks.append(badge("after taint", "after-taint"))
     anchor = None
-    forget = Html("")
-    if entry.kind == "user" and entry.turn is not None:
+    if entry.role is Role.USER:
         anchor = f"turn-{entry.turn}"
         marks.insert(0, badge(f"turn {entry.turn}", "turn"))
-        forget = el(
-            "a",
-            "forget this turn…",
-            class_="danger",
-            href=url("/forget", session=session, turn=entry.turn),
-        )
     body = entry.damage if entry.damage is not None else entry.text
+    if entry.kind == Kind.FORGOTTEN:
+        body = FORGOTTEN
     classes = ["record", f"kind-{entry.kind}"]
     if entry.untrusted:
         classes.append("untrusted")
@@ -161,7 +197,7 @@ def _entry_html(session: str, entry: Entry) -> Html:
         "li",
         el("div", join(marks, " "), class_="head"),
         el("div", body, class_="body"),
-        forget,
+        _forgets(session, entry),
         id=anchor,
         class_=" ".join(classes),
     )
