@@ -36,6 +36,7 @@ from memoryd.window import (
     layout,
     opener,
     recalls,
+    refused,
     search,
     sessions,
     status,
@@ -48,6 +49,7 @@ from memoryd.window.held import Held, Search
 from memoryd.window.html import Html, el, join
 from memoryd.window.keys import Keys, same
 from memoryd.window.layout import notice
+from memoryd.window.refused import Typed
 
 ASSETS = {"window.css": "text/css; charset=utf-8", "window.js": "text/javascript; charset=utf-8"}
 """The package's assets, the only files the window serves."""
@@ -207,6 +209,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         request: Request,
         message: Html | None = None,
         status_code: int = 200,
+        typed: Typed | None = None,
     ) -> HTMLResponse:
         try:
             chosen = DataClass(request.query_params.get("class", "private"))
@@ -214,13 +217,15 @@ def build(service: Service, keys: Keys) -> Starlette:
             chosen = DataClass.PRIVATE
         found = memory_page.files(service.memory)
         lines = memory_page.journal(service.memory)
-        body = memory_page.page_body(found, chosen, lines, _csrf(request), held)
+        if typed is not None and not memory_page.shows(found, held, typed):
+            message, typed = notice(typed.reason, "error"), None  # its box is gone: on top
+        body = memory_page.page_body(found, chosen, lines, _csrf(request), held, typed)
         done = _number(request.query_params.get("done", ""))
         undone = _number(request.query_params.get("undone", ""))
         if message is None and done is not None:
-            message = notice(f"Done: journal line {done}.")
+            message = memory_page.done(lines, done)
         if message is None and undone is not None:
-            message = notice(f"Undid journal line {undone}.")
+            message = memory_page.done(lines, undone, undone=True)
         return _html(page("Memory", "memory", join([message or "", body])), status_code)
 
     async def memory(request: Request) -> Response:
@@ -238,10 +243,12 @@ def build(service: Service, keys: Keys) -> Starlette:
             raise Refused(422, "op must be add, replace or remove") from None
         except MemorydError as e:
             status_code, message = _refusal(e)
-            return await run_in_threadpool(
-                memory_html, request, notice(message, "error"), status_code
-            )
-        return RedirectResponse(f"/memory?done={done.line}#line-{done.line}", status_code=303)
+            # An add or a replace comes back in its box, the reason beside it.
+            again = refused.typed(fields, message)
+            shown = None if again is not None else notice(message, "error")
+            return await run_in_threadpool(memory_html, request, shown, status_code, again)
+        # No fragment: the page opens at its top, on the notice and the change it shows.
+        return RedirectResponse(f"/memory?done={done.line}", status_code=303)
 
     async def undone(request: Request) -> Response:
         fields = await _form(request)
@@ -255,7 +262,7 @@ def build(service: Service, keys: Keys) -> Starlette:
             return await run_in_threadpool(
                 memory_html, request, notice(message, "error"), status_code
             )
-        return RedirectResponse(f"/memory?undone={line}#journal", status_code=303)
+        return RedirectResponse(f"/memory?undone={line}", status_code=303)
 
     async def state(request: Request) -> Response:
         session = _session_id(request.query_params.get("session"))

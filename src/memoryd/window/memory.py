@@ -18,15 +18,16 @@ from datetime import UTC, datetime
 from memoryd.errors import MemorydError, MemoryEditError
 from memoryd.labels import DataClass
 from memoryd.memory.block import Block, render_block, shown
-from memoryd.memory.commands import summary
 from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
 from memoryd.memory.journal import Line, Op, last
 from memoryd.memory.replace import read_file
 from memoryd.text.answer import when
+from memoryd.window.changes import change
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, class_badge, form, hidden, url
+from memoryd.window.layout import badge, class_badge, form, hidden, notice, url
+from memoryd.window.refused import Typed
 
 JOURNAL_SHOWN = 50
 """Journal lines the timeline shows, newest first."""
@@ -126,7 +127,15 @@ def _bar(used_now: int, budget: int) -> Html:
     )
 
 
-def _file(found: File, csrf: str, held: Held) -> Html:
+def _box(typed: Typed | None, textarea: Html) -> list[Html]:
+    """A form's text box, or the refused edit's: its text again and the reason beside it, the
+    box focused (the page opens on it)."""
+    if typed is None:
+        return [textarea]
+    return [el("p", typed.reason, class_="notice error", role="alert"), textarea]
+
+
+def _file(found: File, csrf: str, held: Held, typed: Typed | None = None) -> Html:
     spec = found.spec
     head = el(
         "h3", spec.name, " ", class_badge(spec.data_class.value), " ", badge(str(spec.kind), "tag")
@@ -151,6 +160,7 @@ def _file(found: File, csrf: str, held: Held) -> Html:
         # are shown without it, so they would not find it, and no text is in a form or address.
         tag = held.tag(text)
         named = (hidden("file", spec.name), hidden("n", n), hidden("tag", tag))
+        again = typed if typed is not None and typed.entry == (n, tag) else None
         remove = form(
             "/memory/edit", csrf, hidden("op", "remove"), *named, button="remove", danger=True
         )
@@ -159,7 +169,17 @@ def _file(found: File, csrf: str, held: Held) -> Html:
             csrf,
             hidden("op", "replace"),
             *named,
-            el("textarea", text, name="text", rows="2", aria_label="new text"),
+            *_box(
+                again,
+                el(
+                    "textarea",
+                    text if again is None else again.text,
+                    name="text",
+                    rows="2",
+                    aria_label="new text",
+                    autofocus=again is not None,
+                ),
+            ),
             button="replace",
         )
         forget = el(
@@ -169,20 +189,34 @@ def _file(found: File, csrf: str, held: Held) -> Html:
             el(
                 "li",
                 el("div", text, class_="body"),
-                el("details", el("summary", "edit"), replace, remove, forget, _KEPT),
+                el(
+                    "details",
+                    el("summary", "edit"),
+                    replace,
+                    remove,
+                    forget,
+                    _KEPT,
+                    open=again is not None,
+                ),
             )
         )
+    added = typed if typed is not None and typed.entry is None else None
     add = form(
         "/memory/edit",
         csrf,
         hidden("op", "add"),
         hidden("file", spec.name),
-        el(
-            "textarea",
-            name="text",
-            rows="2",
-            placeholder=f"a new entry of {spec.name}",
-            aria_label=f"new entry of {spec.name}",
+        *_box(
+            added,
+            el(
+                "textarea",
+                "" if added is None else added.text,
+                name="text",
+                rows="2",
+                placeholder=f"a new entry of {spec.name}",
+                aria_label=f"new entry of {spec.name}",
+                autofocus=added is not None,
+            ),
         ),
         button="add",
     )
@@ -217,16 +251,51 @@ def _line(line: Line, csrf: str) -> Html:
     return el(
         "li",
         el("div", marks, class_="head"),
-        el("div", summary(line), class_="body"),
+        el("div", change(line), class_="body"),
         button,
         id=f"line-{line.id}",
     )
 
 
+def done(lines: list[Line], line_id: int, undone: bool = False) -> Html:
+    """The notice after an edit (journal line `line_id`) or an undo (of line `line_id`), with
+    the change itself: the owner sees what was done where the page opens."""
+    if undone:
+        made = next((line for line in lines if line.undoes == line_id), None)
+        said = f"Undid journal line {line_id}"
+    else:
+        made = next((line for line in lines if line.id == line_id), None)
+        said = f"Done: journal line {line_id}"
+    if made is None:
+        return notice(f"{said}.")
+    said += f": {made.op} in {shown_name(made.file)}" + (f", as line {made.id}." if undone else ".")
+    shown = change(made)
+    return el("div", el("p", said), shown, class_="notice ok", role="status")
+
+
+def shows(found: list[File], held: Held, typed: Typed) -> bool:
+    """Whether the page has the box `typed` goes back in: its file's, or its entry's as the
+    form named it (the entry still shown so)."""
+    for f in found:
+        if f.spec.name == typed.file and f.doc is not None:
+            if typed.entry is None:
+                return True
+            n, tag = typed.entry
+            entries = f.doc.entries
+            return 1 <= n <= len(entries) and held.tags(tag, shown(entries[n - 1]))
+    return False
+
+
 def page_body(
-    found: list[File], chosen: DataClass, lines: list[Line], csrf: str, held: Held
+    found: list[File],
+    chosen: DataClass,
+    lines: list[Line],
+    csrf: str,
+    held: Held,
+    typed: Typed | None = None,
 ) -> Html:
-    """The files, the block for `chosen` and the journal's timeline."""
+    """The files (`typed`, a refused edit, back in its box), the block for `chosen` and the
+    journal's timeline."""
     shown_block = block(found, chosen)
     choose = el(
         "form",
@@ -248,7 +317,10 @@ def page_body(
     label = join(["label: ", class_badge(str(shown_block.label.data_class))])
     parts = [
         el("h2", "Files"),
-        join(_file(f, csrf, held) for f in found),
+        join(
+            _file(f, csrf, held, typed if typed and typed.file == f.spec.name else None)
+            for f in found
+        ),
         el("h2", "The block"),
         choose,
         el("p", label, class_="label"),
