@@ -58,7 +58,7 @@ def _links(page: str) -> dict[str, str]:
     """Each link of a page: its text (unescaped) to its address (unescaped), the last kept."""
     return {
         html.unescape(re.sub(r"<[^>]+>", "", said)): html.unescape(href)
-        for href, said in re.findall(r'<a href="([^"]*)"[^>]*>(.*?)</a>', page)
+        for href, said in re.findall(r'<a [^>]*href="([^"]*)"[^>]*>(.*?)</a>', page)
     }
 
 
@@ -70,8 +70,8 @@ def _result(page: str, text: str) -> str:
     return found[0]
 
 
-def _forget(window: TestClient, address: str) -> str:
-    """Confirm the forget `address` leads to; the confirmation's text."""
+def _forget(window: TestClient, address: str) -> tuple[str, str]:
+    """Confirm the forget `address` leads to; the confirmation's page and the answer's."""
     confirm = window.get(address)
     assert confirm.status_code == 200, confirm.text
     keys = re.search(r'name="keys" value="([^"]*)"', confirm.text)
@@ -79,7 +79,7 @@ def _forget(window: TestClient, address: str) -> str:
     fields = {"keys": html.unescape(keys.group(1)), "csrf": csrf(confirm.text)}
     done = window.post("/forget", data=fields)
     assert done.status_code == 200 and "Forgotten" in done.text, done.text
-    return confirm.text
+    return confirm.text, done.text
 
 
 def _recalled(service: Service, query: str) -> str:
@@ -97,6 +97,16 @@ def test_a_result_names_its_session_and_offers_its_item_and_its_whole_turn(
     assert window.get(links["session s1, turn 1"]).status_code == 200
 
 
+def test_keeping_it_goes_back_where_the_forget_came_from(window: TestClient) -> None:
+    found = search(window, "boat moored quayside")
+    everything = _links(found.text)["forget everything this query matches…"]
+    back = _links(window.get(everything).text)["Keep it: back to the search"]
+    assert back == everything.replace("/forget?", "/?")
+    assert window.get(back).text.count('<li class="item">') == 5
+    session = _links(window.get("/forget?session=s2").text)["Keep it: back to the session"]
+    assert session == "/sessions/s2"
+
+
 def test_the_search_form_says_its_session_bounds_the_class(window: TestClient) -> None:
     page = window.get("/").text
     assert html.escape(FOR_SESSION) in page and 'aria-describedby="for-session"' in page
@@ -107,8 +117,10 @@ def test_the_whole_turn_from_a_result_forgets_both_of_its_items(
     window: TestClient, service: Service
 ) -> None:
     result = _result(search(window, "boat moored quayside").text, ANSWER)
-    confirm = _forget(window, _links(result)["the whole turn…"])
+    confirm, done = _forget(window, _links(result)["the whole turn…"])
     assert "These 2 items will be forgotten" in confirm
+    assert _links(confirm)["Keep it: back to the session"] == "/sessions/s1#turn-1"
+    assert _links(done)["session s1"] == "/sessions/s1"
     assert "s1:1:user" in confirm and "s1:1:reply" in confirm
     assert html.escape(ASKED) in confirm and html.escape(ANSWER) in confirm
     for text in (ASKED, ANSWER):
@@ -124,7 +136,7 @@ def test_a_reply_left_after_its_user_item_goes_keeps_its_forgets(
     window: TestClient, service: Service
 ) -> None:
     result = _result(search(window, "where moored").text, ASKED)
-    confirm = _forget(window, _links(result)["this item…"])
+    confirm, _ = _forget(window, _links(result)["this item…"])
     assert "This item will be forgotten" in confirm and "s1:1:reply" not in confirm
     page = window.get("/sessions/s1").text
     reply = page.split('class="record kind-final"')[1].split("</li>")[0]

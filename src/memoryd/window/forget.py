@@ -14,14 +14,16 @@ through the API's redaction.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import quote
 
 from memoryd.errors import ForgetError
 from memoryd.forget.run import Asked, Done, Shown
+from memoryd.forget.targets import Target, parse
 from memoryd.memory.files import Memory
 from memoryd.text.secrets import redact
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import counted, form, hidden
+from memoryd.window.layout import counted, form, hidden, url
 from memoryd.window.memory import seen
 
 WAYS = "an item, a turn, a session, an entry of a memory file or a search"
@@ -82,16 +84,41 @@ def confirmation(request: Asked, shown: list[Shown], csrf: str, given: Mapping[s
     )
     fields = _fields(request, shown, given)
     button = form("/forget", csrf, *fields, button="Forget for good", danger=True)
-    keep = el("p", el("a", "Keep it: back to the search", href="/"))
+    said, href = _back(given)
+    keep = el("p", el("a", f"Keep it: back to {said}", href=href))
     return join([warning, el("ol", items, class_="forget-list"), button, keep])
 
 
+def _back(given: Mapping[str, str]) -> tuple[str, str]:
+    """Where the link came from, to go back to without forgetting: the search, the turn or
+    session, the memory page; the first page otherwise."""
+    if given.get("s"):
+        return "the search", url("/", s=given["s"])
+    if given.get("file"):
+        return "the memory", "/memory"
+    turn = given.get("turn")
+    named = given.get("session", "") + (f":{turn}" if turn else "")
+    target = parse(given.get("item") or named)
+    if isinstance(target, Target):
+        return "the session", _session_link(target)
+    return "the first page", "/"
+
+
+def _session_link(target: Target) -> str:
+    page = f"/sessions/{quote(target.session, safe='')}"
+    return page if target.turn is None else f"{page}#turn-{target.turn}"
+
+
 def done(found: Done) -> Html:
-    """What was forgotten, by key."""
+    """What was forgotten, by key, and the pages of the sessions it was in, which say so."""
     keys = join(el("li", el("code", key)) for key in found.keys)
+    targets = (parse(key) for key in found.keys)
+    sessions = sorted({t.session for t in targets if isinstance(t, Target)})
+    pages = join((el("a", f"session {s}", href=_session_link(Target(s))) for s in sessions), " · ")
     return join(
         [
             el("p", f"Forgotten ({found.kind}, forget {found.id}):", class_="notice"),
             el("ul", keys, class_="forget-list"),
+            el("p", "See what is left: ", pages) if sessions else "",
         ]
     )
