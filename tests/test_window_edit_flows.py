@@ -219,3 +219,24 @@ def test_a_key_split_by_a_control_character_does_not_come_back(window: TestClien
     assert _refused_box(answer.text)["text"] == ""
     assert html.escape(refused.NOT_SHOWN) in answer.text
     assert key[8:20] not in answer.text
+
+
+@pytest.mark.parametrize(
+    ("named", "status"),
+    [
+        ({"op": "add", "file": XSS}, 404),
+        ({"op": "replace", "n": "7", "tag": "0" * 32}, 409),
+        ({"op": "replace", "n": f"1{ONERROR}", "tag": XSS}, 409),
+        ({"op": "remove", "n": "1", "tag": FORGED}, 409),
+    ],
+)
+def test_a_refused_edit_whose_box_is_not_there_says_why_above_the_page(
+    window: TestClient, named: dict[str, str], status: int
+) -> None:
+    page = window.get("/memory").text
+    fields = {"csrf": csrf(page), "file": "notes.md", "text": f"typed {XSS}", **named}
+    answer = window.post("/memory/edit", data=fields)
+    assert answer.status_code == status
+    assert answer.text.index('role="alert"') < answer.text.index("<h2>Files</h2>")
+    assert "autofocus" not in answer.text and html.escape(XSS) not in answer.text
+    assert html.escape(ONERROR) not in answer.text and html.escape(FORGED) not in answer.text
