@@ -196,3 +196,14 @@ def test_every_record_left_keeps_a_forget_of_what_the_forget_would_take(
             assert shown["the whole session…"] == "/forget?session=s"
         else:
             assert shown["the whole turn…"] == f"/forget?session=s&turn={line.turn}"
+
+
+def test_a_record_cut_on_its_page_says_so_and_where_the_whole_is(
+    window: TestClient, home: Home
+) -> None:
+    long = "the tide table for the whole year, " * 800  # 28,000 characters
+    write_log(home, "tides", [{"type": "tool_result", "name": "web", "text": long}])
+    page = window.get("/sessions/tides").text
+    assert html.escape(long[: turns.TEXT_MAX]) in page and long not in page
+    assert f"… 20,000 of its {len(long):,} characters shown" in page
+    assert "the whole record is line 1 of 0.jsonl" in page

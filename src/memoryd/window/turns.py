@@ -50,6 +50,8 @@ class Entry:
     tainted: bool = False
     damage: str | None = None
     role: Role = Role.OTHER
+    whole: int = 0
+    """The text's whole length, when the page shows only its first `TEXT_MAX` characters."""
 
 
 @dataclass
@@ -64,10 +66,11 @@ class View:
     problem: str | None = None
 
 
-def _shown(value: object) -> str:
+def _shown(value: object) -> tuple[str, int]:
+    """A record's text as the page shows it, and its whole length when that is cut."""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False)
-    return redact(value[:TEXT_MAX])
+    return redact(value[:TEXT_MAX]), len(value) if len(value) > TEXT_MAX else 0
 
 
 def read(sessions: Path, session: str, start: int = 0) -> View:
@@ -142,15 +145,17 @@ def _entry(
     speaker = data.get("speaker") if kind == "user" else None
     name = data.get("name") if kind in ("tool_call", "tool_result") else speaker
     at = data.get("at")
+    text, whole = _shown(body)
     return Entry(
         epoch,
         number,
         kind,
-        _shown(body),
+        text,
         name=boundary.name(name) if isinstance(name, str) else "",
         at=at if isinstance(at, str) else "",
         turn=turn,
         role=was,
+        whole=whole,
         untrusted=any(k.casefold() == "untrusted" and v is not False for k, v in data.items()),
         tainted=tainted,
     )
@@ -190,6 +195,13 @@ def _entry_html(session: str, entry: Entry) -> Html:
     body = entry.damage if entry.damage is not None else entry.text
     if entry.kind == Kind.FORGOTTEN:
         body = FORGOTTEN
+    cut = Html("")
+    if entry.whole:
+        said = (
+            f"… {TEXT_MAX:,} of its {entry.whole:,} characters shown: the whole record is "
+            f"line {entry.line} of {entry.epoch}.jsonl in the session's folder"
+        )
+        cut = el("p", said, class_="hint")
     classes = ["record", f"kind-{entry.kind}"]
     if entry.untrusted:
         classes.append("untrusted")
@@ -197,6 +209,7 @@ def _entry_html(session: str, entry: Entry) -> Html:
         "li",
         el("div", join(marks, " "), class_="head"),
         el("div", body, class_="body"),
+        cut,
         _forgets(session, entry),
         id=anchor,
         class_=" ".join(classes),
