@@ -28,6 +28,7 @@ from memoryd.window.app import build
 from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
 from memoryd.window.search import FOR_SESSION
+from test_secrets import KEYS
 from window_home import csrf, search
 
 ASKED = "where is the boat moored"
@@ -207,3 +208,11 @@ def test_a_record_cut_on_its_page_says_so_and_where_the_whole_is(
     assert html.escape(long[: turns.TEXT_MAX]) in page and long not in page
     assert f"… 20,000 of its {len(long):,} characters shown" in page
     assert "the whole record is line 1 of 0.jsonl" in page
+
+
+def test_a_secret_across_the_cut_is_never_half_shown(window: TestClient, home: Home) -> None:
+    key = KEYS["ghp_"]
+    text = "x " * ((turns.TEXT_MAX - len(key) // 2) // 2) + key + " and more" * 10
+    write_log(home, "cut", [{"type": "tool_result", "name": "web", "text": text}])
+    page = window.get("/sessions/cut").text
+    assert key[:12] not in page and "characters shown" in page

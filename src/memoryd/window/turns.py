@@ -33,6 +33,9 @@ LIMIT = 500
 TEXT_MAX = 20_000
 """The most of one record's text a page shows, in characters."""
 
+_PAST_CUT = 8192
+"""Characters read past the cut for the redaction: more than the longest secret (a PEM key)."""
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -70,7 +73,10 @@ def _shown(value: object) -> tuple[str, int]:
     """A record's text as the page shows it, and its whole length when that is cut."""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False)
-    return redact(value[:TEXT_MAX]), len(value) if len(value) > TEXT_MAX else 0
+    if len(value) <= TEXT_MAX:
+        return redact(value), 0
+    # Redacted past the cut, then cut: a secret across it is removed whole, never half shown.
+    return redact(value[: TEXT_MAX + _PAST_CUT])[:TEXT_MAX], len(value)
 
 
 def read(sessions: Path, session: str, start: int = 0) -> View:
