@@ -6,7 +6,9 @@ characters out). Edits go through the daemon's own edit (`Service.edit`: the che
 the index of dropped entries), by the owner, exactly as `memoryd memory` makes them. A replace,
 a remove or a forget names its entry by its number and the tag of its text as shown (`named`,
 `seen`; `held.Held.tag`), never by its text: an entry holding a secret is edited without the
-secret reaching the browser, and no entry's text is in a form the browser keeps.
+secret reaching the browser, and no entry's text is in a form the browser keeps. Done, the page
+opens on the notice and the change (`done`, `changes`); refused, an add or a replace comes back
+in its box with the reason beside it (`refused`).
 """
 
 from __future__ import annotations
