@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from memoryd.home import Home
+from memoryd.labels import DataClass
+from memoryd.memory.journal import By, Line, Op
 from memoryd.serve.service import Service
 from memoryd.text.secrets import REMOVED, has_secret
 from memoryd.window import changes, refused
@@ -24,7 +26,7 @@ from memoryd.window.app import build
 from memoryd.window.guard import WindowGuard
 from memoryd.window.keys import Keys
 from test_secrets import KEYS, texts
-from window_home import FORGED, ONERROR, SECRET, XSS, csrf, entry_forms, every_file
+from window_home import CHAT_TAG, FORGED, ONERROR, SECRET, XSS, csrf, entry_forms, every_file
 
 SHARED = "The owner keeps the spare key of the boat in the blue tin under the galley sink, "
 """The first 80 characters of both sides of a replace: a summary cut at ~50 reads the same."""
@@ -240,3 +242,24 @@ def test_a_refused_edit_whose_box_is_not_there_says_why_above_the_page(
     assert answer.text.index('role="alert"') < answer.text.index("<h2>Files</h2>")
     assert "autofocus" not in answer.text and html.escape(XSS) not in answer.text
     assert html.escape(ONERROR) not in answer.text and html.escape(FORGED) not in answer.text
+
+
+def test_a_journal_line_shows_its_entries_as_the_page_shows_entries() -> None:
+    line = Line(
+        id=4,
+        at="2026-10-03T10:00:00Z",
+        file="notes.md",
+        op=Op.EXTERNAL,
+        by=By.UNKNOWN,
+        session=None,
+        data_class=DataClass.PRIVATE,
+        before="",
+        after="",
+        removed=(f"an old one with {CHAT_TAG}",),
+        added=(f"my password is {SECRET}\x1b[2J and \u202eevil", "a second"),
+    )
+    shown = str(changes.change(line))
+    assert SECRET not in shown and REMOVED in shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert CHAT_TAG not in html.unescape(shown)
+    assert shown.count('class="removed"') == 1 and shown.count('class="added"') == 2

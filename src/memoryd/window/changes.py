@@ -4,8 +4,9 @@ replace of one entry by another as where the two differ.
 Pure. The two sides of a replace are compared word by word (`difflib`): what the new text
 dropped is marked `<del>`, what it brought `<ins>` (struck and underlined without any colour).
 A text longer than `FOLD` folds (`<details>`): its summary says where it begins, or for a
-replace, the first place the two sides differ, and it opens on the whole text. Secrets are
-removed as everywhere (`redact`); a text is never cut without a way to see all of it.
+replace, the first place the two sides differ, and it opens on the whole text. Each entry is
+shown as the memory page shows entries (`block.shown`: secrets removed, tags neutralised,
+hidden characters out); a text is never cut without a way to see all of it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
+from memoryd.memory.block import shown
 from memoryd.memory.journal import Line
-from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import counted
 
@@ -96,8 +97,8 @@ def _replaced(old: str, new: str) -> Html:
 def change(line: Line) -> Html:
     """What `line` changed, whole: its entries removed and added (a replace of one by another
     as where they differ), and what else it says (undone line, forgotten entries, moves)."""
-    removed = [redact(e) for e in line.removed]
-    added = [redact(e) for e in line.added]
+    removed = [shown(e) for e in line.removed]
+    added = [shown(e) for e in line.added]
     parts: list[Html] = []
     if line.lost:
         parts.append(el("p", f"after {counted(line.lost, 'lost line')}", class_="hint"))
