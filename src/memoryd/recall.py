@@ -20,6 +20,7 @@ from memoryd.labels import DataClass, Label
 from memoryd.logs.sessions import UNNAMED
 from memoryd.recall_limits import K_MAX, QUERY_MAX
 from memoryd.search.parts import search, terms
+from memoryd.search.timing import timing
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet, when
 from memoryd.text.secrets import redact
@@ -79,15 +80,23 @@ def local(
     index: Index, query: str, k: int, session: str | None, now: datetime, recalls: Path
 ) -> Local:
     """Search the index, log the recall, and give the hits as items with their label."""
-    found = searched(index, query, k, ceiling(index, session))
+    found = searched(index, query, k, ceiling(index, session), now)
     log(recalls, now, session, query, k, found.hits)
     return found
 
 
-def searched(index: Index, query: str, k: int, highest: DataClass | None = None) -> Local:
+def searched(
+    index: Index,
+    query: str,
+    k: int,
+    highest: DataClass | None = None,
+    now: datetime | None = None,
+) -> Local:
     """`local` without the log line: with Honcho, the line is written once both parts are.
-    With `highest`, items of a higher class are not searched."""
-    hits = search(index, check(query, k), k, highest)
+    With `highest`, items of a higher class are not searched; the query's time words are read
+    relative to `now` (None: only those naming their own year: `timing`)."""
+    time = timing(query, now)
+    hits = search(index, check(query, k), k, highest, lift=None if time is None else time.lift)
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),

@@ -104,7 +104,7 @@ def begin_recall(
         return Answered(recall(index, query, k, session, now, recalls))
     check(query, k)  # a refused query asks no one
     started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    found = searched(index, query, k, highest)
+    found = searched(index, query, k, highest, now)
     return Begun(found, started, query, k, session, now, recalls)
 
 

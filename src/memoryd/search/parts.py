@@ -33,10 +33,11 @@ unranked.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memoryd.index.db import Classes, Index
-from memoryd.index.items import Hit
+from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import fold, idf, tokens
 from memoryd.labels import DataClass
 from memoryd.search import merged
@@ -90,6 +91,9 @@ class Costs:
 
 COSTS = Costs()
 
+Lift = Callable[[Item], float]
+"""What an item's score is multiplied by, beside its words (`timing.Timing.lift`)."""
+
 
 def terms(query: str) -> list[str]:
     """The query's terms: its runs of alphanumeric characters, each once (case-insensitively)."""
@@ -124,18 +128,26 @@ def search(
     highest: DataClass | None = None,
     floor: int = COMMON_FLOOR,
     costs: Costs = COSTS,
+    lift: Lift | None = None,
 ) -> list[Hit]:
     """The at most `k` best items for the terms (`ranking`): every-term items first, then, with
     three terms or more, all-but-one items, then some-term items; with `highest`, only items of
-    that class or a lower one, all read from one state of the index (`Index.snapshot`)."""
+    that class or a lower one, all read from one state of the index (`Index.snapshot`); with
+    `lift`, each item's score times it (`timing`)."""
     # Read apart, the counts disagreed (items added between the items counted and the
     # documents: idf's log of a negative) and rows matched could be gone when read (a forget).
     with index.snapshot():
-        return _search(index, found, k, highest, floor, costs)
+        return _search(index, found, k, highest, floor, costs, lift)
 
 
 def _search(
-    index: Index, found: list[str], k: int, highest: DataClass | None, floor: int, costs: Costs
+    index: Index,
+    found: list[str],
+    k: int,
+    highest: DataClass | None,
+    floor: int,
+    costs: Costs,
+    lift: Lift | None,
 ) -> list[Hit]:
     allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
     classes = None if len(allowed) == len(DataClass) else allowed
@@ -171,7 +183,7 @@ def _search(
             best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
-        return ranked([ranking(h) for h in best], {}, 1, k)
+        return ranked([ranking(h) for h in best], {}, 1, k, lift)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
@@ -222,7 +234,7 @@ def _search(
         for hit in index.by_keys(sorted(others))
         if hit.item.data_class in allowed
     }
-    return ranked(ranks, around, len(about), k)
+    return ranked(ranks, around, len(about), k, lift)
 
 
 def only_common(words: list[str], uncommon: list[str]) -> list[str]:

@@ -28,11 +28,11 @@ Pure: the search fetches the candidates and the items next to them; this orders 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from memoryd.index.items import Hit
+from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import STOP_WORDS
@@ -247,11 +247,15 @@ def _next_to(parts: tuple[str, int, str] | None) -> tuple[str, ...]:
 
 
 def ranked(
-    candidates: Iterable[Scored], around: Mapping[str, Scored], terms: int, k: int
+    candidates: Iterable[Scored],
+    around: Mapping[str, Scored],
+    terms: int,
+    k: int,
+    lift: Callable[[Item], float] | None = None,
 ) -> list[Hit]:
     """The `k` best of the candidates and the items next to them (`around`, by key): by tier,
-    then by score with their neighbours' and their session's best added, older first on a
-    tie; each speaker's text once."""
+    then by score with their neighbours' and their session's best added (times `lift` of the
+    item, when given: `timing`), older first on a tie; each speaker's text once."""
     found = {c.hit.item.key: c for c in candidates}
     for key, c in around.items():
         found.setdefault(key, c)
@@ -267,6 +271,8 @@ def ranked(
         near = [found[n] for n in _next_to(at) if n in found]
         session = best.get(at[0], 0.0) if at is not None else 0.0
         boosted = c.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session
+        if lift is not None:
+            boosted *= lift(c.hit.item)
         order.append((_tier(c, near, terms), -boosted, c.hit.id, c.hit))
     order.sort()
     shown: list[Hit] = []
