@@ -3,11 +3,12 @@ read from when it was said, and a question asking when lifts the items that say 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from logs import turn, write_log
 from memoryd.home import Home
@@ -18,7 +19,13 @@ from memoryd.index.items import Item
 from memoryd.recall import searched
 from memoryd.search.parts import search, terms
 from memoryd.search.timing import IN_SPAN, TIMED, timing
+from memoryd.serve.service import Service
+from memoryd.window import search as window_search
+from memoryd.window.app import build
+from memoryd.window.guard import WindowGuard
+from memoryd.window.keys import Keys
 from test_honcho_recall import fake, reading  # noqa: F401  (fixtures: Honcho read beside)
+from window_home import search as window_page
 
 NAMES = Names("boxmaker", "kyle")
 
@@ -101,6 +108,30 @@ def test_recall_beside_honcho_lifts_by_time_too(
     now = datetime(2023, 5, 4, 9, 0, tzinfo=UTC)
     text = recall_with(index, "soup we cooked yesterday", 2, None, now, kitchen.recalls, reading)
     assert text.text.splitlines()[1] == "  we cooked lentil soup with the kids tonight"
+
+
+@pytest.mark.usefixtures("kitchen")
+def test_the_windows_search_reads_time_as_recall_does(home: Home, index: Index) -> None:
+    catch_up(index, home.sessions, NAMES)
+    now = datetime(2023, 5, 4, 9, 0, tzinfo=UTC)
+    found = window_search.search(index, None, "soup we cooked yesterday", 2, None, now)
+    assert found.items[0].text == "we cooked lentil soup with the kids tonight"
+
+
+def test_the_window_reads_a_time_relative_to_the_moment_it_is_asked(home: Home) -> None:
+    # The window's clock is the real one: "the past three days" holds the day before it
+    # whatever midnight passes while the test runs.
+    today = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    said(
+        home, "s1", f"{today - timedelta(days=1):%Y-%m-%dT%H:%M:%SZ}", "we cooked lentil soup today"
+    )
+    said(home, "s2", f"{today - timedelta(days=9):%Y-%m-%dT%H:%M:%SZ}", "we cooked lentil soup")
+    keys = Keys()
+    app = WindowGuard(build(Service.open(home), keys), keys, "127.0.0.1", 8000)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        page = window_page(client, "soup we cooked in the past three days", 1).text
+    assert '<div class="body">we cooked lentil soup today</div>' in page
 
 
 texts = st.one_of(

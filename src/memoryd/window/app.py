@@ -10,6 +10,7 @@ answered by a redirect to `/?s=<id>`, so that its query is in no address or kept
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
@@ -162,7 +163,9 @@ def build(service: Service, keys: Keys) -> Starlette:
         try:
             found = await run_in_threadpool(
                 service.read_index,
-                lambda index: search.search(index, service.reading, query, k, session),
+                lambda index: search.search(
+                    index, service.reading, query, k, session, datetime.now(UTC)
+                ),
                 session,
             )
             parts.append(search.results(found, name))

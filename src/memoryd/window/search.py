@@ -11,6 +11,7 @@ to the recall log, which keeps what the model recalled. A search is posted and h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from urllib.parse import quote
 
 from memoryd import recall as recall_module
@@ -79,16 +80,22 @@ def _local(hit: Hit, n: int) -> Found:
 
 
 def search(
-    index: Index, reading: Reading | None, query: str, k: int, session: str | None
+    index: Index,
+    reading: Reading | None,
+    query: str,
+    k: int,
+    session: str | None,
+    now: datetime | None = None,
 ) -> Results:
-    """The answer `recall` gives for `query` (RecallError when it refuses it), in parts."""
+    """The answer `recall` gives for `query` asked at `now` (RecallError when it refuses it),
+    in parts."""
     recall_module.check(query, k)
     highest = recall_module.ceiling(index, session)
     asked = [] if reading is None else reading.below(highest)
     started = None
     if reading is not None and asked:
         started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    local = recall_module.searched(index, query, k, highest)
+    local = recall_module.searched(index, query, k, highest, now)
     found = [_local(hit, n) for n, hit in enumerate(local.hits, start=1)]
     nothing = recall_module.no_matches(query)
     if started is None:
