@@ -71,6 +71,25 @@ PHRASES: list[tuple[str, date | None, date | None, str]] = [
         "the weekend of 24 june 2022",
     ),
     ("before May 2023", OPEN, date(2023, 5, 1), "before may 2023"),
+    (
+        "between August 11 and August 15 2023",
+        date(2023, 8, 11),
+        date(2023, 8, 16),
+        "between august 11 and august 15 2023",
+    ),
+    (
+        "from December to March 2023",
+        date(2022, 12, 1),
+        date(2023, 4, 1),
+        "from december to march 2023",
+    ),
+    (
+        "in the second week of November",
+        date(2022, 11, 8),
+        date(2022, 11, 15),
+        "the second week of november",
+    ),
+    ("the last week of May 2023", date(2023, 5, 25), date(2023, 6, 1), "the last week of may 2023"),
     ("after March 2023", date(2023, 4, 1), OPEN, "after march 2023"),
     ("30 February 2023", date(2023, 2, 1), date(2023, 3, 1), "february 2023"),
     # relative to now
@@ -132,6 +151,9 @@ def test_real_phrasings_name_the_time_a_person_means(
         "the day after",
         "on the Friday before",
         "since when, before",
+        "between you and me",
+        "from 9 to 5",
+        "the second week of it",
         "",
     ],
 )

@@ -32,6 +32,9 @@ EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)
 """Where a span open to the future ends (`after May 2023`)."""
 
+ANY_YEAR = datetime(2000, 12, 31, 12, tzinfo=UTC)
+"""A moment after every day and month of its year: where a time's words end, its year aside."""
+
 RECENTLY = timedelta(days=30)
 """How far back `recently` and `lately` reach."""
 
@@ -108,6 +111,9 @@ YEAR_BEFORE = MONTH_BEFORE | {"year"}
 """The words after which a year alone (`in 2022`) is a time, not a count or a code."""
 
 ORDINALS = frozenset(("st", "nd", "rd", "th"))
+
+WEEK_OF = {"first": 0, "second": 1, "third": 2, "fourth": 3, "last": -1}
+"""The weeks of a month or a year (`the second week of November`), each by its place."""
 
 SINGLE = frozenset(("today", "tonight", "yesterday", "tomorrow", "recently", "lately"))
 """The words that name a time alone."""
@@ -242,9 +248,20 @@ def _read(words: list[str], at: int, now: datetime | None) -> tuple[Span, int] |
 
 
 def _bounded(words: list[str], at: int, now: datetime | None) -> tuple[Span, int] | None:
-    """`before X`, `after X`, `since X`, `until X`; `the week before X`, `the day after X`,
-    `the week of X`."""
+    """`before X`, `after X`, `since X`, `until X`, `between X and Y`; `the week before X`,
+    `the day after X`, `the week of X`, `the second week of X`, `the Friday before X`."""
     word = words[at]
+    if word in ("between", "from"):
+        return _between(words, at, now)
+    if word == "the" and at + 4 < len(words) and words[at + 1] in WEEK_OF:
+        inner = _plain(words, at + 4, now) if words[at + 2 : at + 4] == ["week", "of"] else None
+        if inner is None:
+            return None
+        span, end = inner
+        if words[at + 1] == "last":
+            return Span(max(span.start, span.end - timedelta(days=7)), span.end), end
+        start = span.start + timedelta(days=7 * WEEK_OF[words[at + 1]])
+        return Span(start, min(span.end, start + timedelta(days=7))), end
     if word == "the" and at + 3 < len(words) and words[at + 1] in WEEKDAYS:
         inner = _plain(words, at + 3, now) if words[at + 2] == "before" else None
         if inner is None:
@@ -278,6 +295,29 @@ def _bounded(words: list[str], at: int, now: datetime | None) -> tuple[Span, int
     if word == "since" and now is not None:
         return Span(span.start, max(now, span.end)), end
     return Span(span.start if word == "since" else span.end, LATEST), end
+
+
+def _between(words: list[str], at: int, now: datetime | None) -> tuple[Span, int] | None:
+    """`between August 11 and August 15 2023`, `from May to July 2022`: the first time's year,
+    when it names none, the latest not after the second."""
+    first = _plain(words, at + 1, None)
+    if first is None:
+        bare = _plain(words, at + 1, ANY_YEAR)  # where its words end, whatever its year
+        if bare is None:
+            return None
+        after = bare[1]
+    else:
+        after = first[1]
+    if after >= len(words) or words[after] not in ("and", "to", "till", "until"):
+        return None
+    last = _plain(words, after + 1, now)
+    if last is None:
+        return None
+    if first is None:
+        first = _plain(words, at + 1, last[0].end)
+        if first is None:
+            return None
+    return Span(first[0].start, max(first[0].end, last[0].end)), last[1]
 
 
 def _length(unit: str) -> timedelta:
