@@ -9,17 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.text.times import (
-    ANCHORS,
-    EARLIEST,
-    LATEST,
-    MONTHS,
-    NUMBERS,
-    WEEKDAYS,
-    asks_when,
-    named,
-    tokens,
-)
+from memoryd.text.time_words import ANCHORS, EARLIEST, LATEST, MONTHS, NUMBERS, WEEKDAYS
+from memoryd.text.times import asks_when, named, tokens
 
 NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 """A Monday afternoon."""

@@ -20,7 +20,8 @@ from datetime import MAXYEAR, datetime, timedelta
 
 from memoryd.index.items import Item
 from memoryd.text.answer import parse_time
-from memoryd.text.times import Span, asks_when, named
+from memoryd.text.time_words import Span
+from memoryd.text.times import asks_when, named
 
 IN_SPAN = 1.0
 """What an item of a time the query names gains, as a share of its score (LoCoMo evidence
