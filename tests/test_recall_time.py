@@ -134,6 +134,15 @@ def test_the_window_reads_a_time_relative_to_the_moment_it_is_asked(home: Home) 
     assert '<div class="body">we cooked lentil soup today</div>' in page
 
 
+def test_a_long_texts_times_are_read_from_its_first_words() -> None:
+    asked = timing("When did we fix the boiler?", None)
+    assert asked is not None
+    first = Item("s:1:user", "memory", "private", "user", "kyle", "2023-05-08T10:00:00Z", "")
+    told = first._replace(text="we fixed the boiler yesterday " + "and then more " * 300)
+    late = first._replace(text="we fixed the boiler " + "and then more " * 300 + "yesterday")
+    assert (asked.lift(told), asked.lift(late)) == (1.0 + TIMED, 1.0)
+
+
 texts = st.one_of(
     st.text(max_size=80),
     st.sampled_from(["yesterday", "last week", "on 3 May 2023", "two days ago", "in 2022"]),

@@ -102,6 +102,11 @@ ANCHORS = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(SEASONS) | frozens
 ANCHORS |= SINGLE | frozenset(("night", "morning", "afternoon", "evening"))
 """The words one of which (or a number) every time read holds."""
 
+STARTS = frozenset(MONTHS) | frozenset(SEASONS) | SINGLE | frozenset(NUMBERS)
+STARTS |= {"between", "from", "the", "before", "after", "since", "until", "till", "on"}
+STARTS |= {"last", "this", "next", "past", "coming", "in", "over", "during"}
+"""The words a time read may start with, beside a number."""
+
 LEAD = 4
 """The most words a time read starts before its first anchor (`in the last three weeks`)."""
 

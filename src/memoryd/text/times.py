@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memoryd.text.time_rules import read
-from memoryd.text.time_words import ANCHORS, LEAD, Span
+from memoryd.text.time_words import ANCHORS, LEAD, STARTS, Span
 
-_TOKEN = re.compile(r"\d+|[^\W\d_]+")
+_TOKEN = re.compile(r"[0-9]+|[^\W\d_]+")
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ class Named:
 
 
 def tokens(text: str) -> list[str]:
-    """A text's folded tokens as times are read from them: runs of digits or of letters (so
-    `3rd` is `3` and `rd`, and `14September` is `14` and `september`)."""
+    """A text's folded tokens as times are read from them: runs of ASCII digits or of letters
+    (so `3rd` is `3` and `rd`, and `14September` is `14` and `september`)."""
     return _TOKEN.findall(text.casefold())
 
 
@@ -58,11 +58,14 @@ def named_in(words: list[str], now: datetime | None) -> list[Named]:
     found = []
     at = 0
     # Every time the rules read holds a digit or an anchor (`ANCHORS`), at most `LEAD` words
-    # after its start: the rules are tried only there (most texts name no time).
-    for anchor in (n for n, w in enumerate(words) if w in ANCHORS or w[0].isdigit()):
+    # after its start, and starts with a number or one of `STARTS`: the rules are tried only
+    # there (most texts name no time).
+    # A token of digits sorts before ":", one of letters after it.
+    for anchor in (n for n, w in enumerate(words) if w < ":" or w in ANCHORS):
         at = max(at, anchor - LEAD)
         while at <= anchor:
-            found_here = read(words, at, now)
+            start = words[at]
+            found_here = read(words, at, now) if start < ":" or start in STARTS else None
             if found_here is None:
                 at += 1
                 continue
