@@ -18,6 +18,7 @@ from memoryd.text.time_words import (
     ORDINALS,
     RECENTLY,
     SEASONS,
+    SHORT_WEEKDAYS,
     SINGLE,
     UNITS,
     WEEK_OF,
@@ -264,7 +265,8 @@ def _this_part(words: list[str], at: int, now: datetime) -> tuple[Span, int] | N
 
 
 def _last_unit(words: list[str], at: int, now: datetime) -> tuple[Span, int] | None:
-    """`last week`, `this past weekend`, `next month`, `this year`, `last Saturday`."""
+    """`last week`, `this past weekend`, `next month`, `this year`, `last Saturday`, `last
+    Fri`, `last August`."""
     end = at
     if words[end : end + 2] == ["this", "past"]:
         end += 1
@@ -273,8 +275,14 @@ def _last_unit(words: list[str], at: int, now: datetime) -> tuple[Span, int] | N
         return None
     unit = words[end + 1]
     shift = {"last": -1, "past": -1, "this": 0, "next": 1, "coming": 1}[how]
-    if unit in WEEKDAYS:
-        return weekday(WEEKDAYS[unit], shift, now), end + 2
+    if unit in WEEKDAYS or unit in SHORT_WEEKDAYS:
+        day = WEEKDAYS[unit] if unit in WEEKDAYS else SHORT_WEEKDAYS[unit]
+        return weekday(day, shift, now), end + 2
+    if unit in MONTHS and how != "past":
+        # The latest such month before this one, this year's, or the next after this one.
+        month = MONTHS[unit]
+        year = now.year + {-1: -(month >= now.month), 0: 0, 1: month <= now.month}[shift]
+        return months_from(year, month), end + 2
     if unit not in UNITS or unit.endswith("s"):
         return None
     unit = UNITS[unit]
@@ -288,6 +296,23 @@ def _on_weekday(words: list[str], at: int, now: datetime) -> tuple[Span, int] | 
     if words[at] != "on" or at + 1 >= len(words) or words[at + 1] not in WEEKDAYS:
         return None
     return weekday(WEEKDAYS[words[at + 1]], -1, now), at + 2
+
+
+def _on_the_day(words: list[str], at: int, now: datetime) -> tuple[Span, int] | None:
+    """`on the 15th`: the latest 15th not after today."""
+    if words[at : at + 2] != ["on", "the"] or at + 3 >= len(words):
+        return None
+    day, suffix = words[at + 2], words[at + 3]
+    if not (day.isdigit() and len(day) <= 2 and suffix in ORDINALS):
+        return None
+    if at + 4 < len(words) and (words[at + 4] == "of" or words[at + 4] in MONTHS):
+        return None  # `on the 3rd of March`: the day of a month named
+    month = now.month if int(day) <= now.day else now.month - 1
+    for back in range(3):  # a 31st: the latest month that has one
+        start = month_start(now.year, month - back)
+        if int(day) <= (month_start(now.year, month - back + 1) - timedelta(days=1)).day:
+            return days_from(start.replace(day=int(day)), 1), at + 4
+    return None
 
 
 def _ago(words: list[str], at: int, now: datetime) -> tuple[Span, int] | None:
@@ -329,6 +354,6 @@ def _within(words: list[str], at: int, now: datetime) -> tuple[Span, int] | None
 
 Rule = Callable[[list[str], int, "datetime | None"], "tuple[Span, int] | None"]
 
-_RELATIVE = (_this_part, _last_unit, _on_weekday, _ago, _within, _single)
+_RELATIVE = (_this_part, _last_unit, _on_weekday, _on_the_day, _ago, _within, _single)
 _PLAIN: tuple[Rule, ...] = (_iso, _day_month, _season, _month, _year_alone, _relative)
 _RULES: tuple[Rule, ...] = (_bounded, *_PLAIN)

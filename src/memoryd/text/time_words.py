@@ -57,6 +57,9 @@ WEEKDAYS = {
     if len(name) > 3  # `sat`, `sun`, `wed` and `mar` are words first
 }
 
+SHORT_WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+"""The weekdays' three letters, read only after `last`, `this` or `next` (`last Fri`)."""
+
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 """Each season's first month (the northern hemisphere's: three months each)."""
 
@@ -82,6 +85,7 @@ NUMBERS = {
 
 UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month"}
 UNITS |= {"months": "month", "year": "year", "years": "year", "weekend": "weekend"}
+UNITS |= {"weekends": "weekend"}
 
 MONTH_BEFORE = frozenset(("in", "during", "since", "until", "till", "by", "of", "early", "late"))
 MONTH_BEFORE |= {"mid", "from"}
@@ -99,6 +103,7 @@ SINGLE = frozenset(("today", "tonight", "yesterday", "tomorrow", "recently", "la
 """The words that name a time alone."""
 
 ANCHORS = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(SEASONS) | frozenset(UNITS)
+ANCHORS |= frozenset(SHORT_WEEKDAYS)
 ANCHORS |= SINGLE | frozenset(("night", "morning", "afternoon", "evening"))
 """The words one of which (or a number) every time read holds."""
 
