@@ -23,6 +23,8 @@ Pure: the search fetches the candidates and the items next to them; this orders 
   `SESSION` times the best score in its session.
 - **Each text once.** The same text from the same speaker (a loop that wrote a turn twice) is
   shown once, at its best rank.
+- **Time.** Given a `lift` (`timing`: the query's time words), each item's score, its
+  neighbours' and its session's added, is multiplied by it, within its tier.
 """
 
 from __future__ import annotations
