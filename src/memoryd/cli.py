@@ -200,12 +200,21 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     from memoryd.indexed import indexed
     from memoryd.status import MemoryDamage, summary
 
-    def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int]:
-        return home, index.log_states(), index.count()
+    def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int, dict[str, Any] | None]:
+        semantic = config_file.load(home.config).semantic
+        if semantic is None:
+            return home, index.log_states(), index.count(), None
+        from memoryd.semantic.tier import counted
+
+        return home, index.log_states(), index.count(), counted(semantic, index)
 
     found = opened(home_dir)
-    home, states, items = indexed(found, serves(found), read, lambda index: index.check(deep))
+    home, states, items, semantic = indexed(
+        found, serves(found), read, lambda index: index.check(deep)
+    )
     status = summary(home, states, items, MemoryDamage())
+    if semantic is not None:
+        status["semantic"] = semantic
     if as_json:
         click.echo(json.dumps(status, indent=2))
         return
@@ -232,6 +241,15 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     click.echo(f"forgotten {forgotten_line(status['forgotten'])}")
     for line in honcho_status.status_lines(status["honcho"]):
         click.echo(line)
+    if semantic is not None:
+        click.echo(f"semantic  {semantic_line(semantic)}")
+
+
+def semantic_line(semantic: dict[str, Any]) -> str:
+    """The semantic tier in status's words: its model and counts, or why it cannot run."""
+    if "error" in semantic:
+        return f"{semantic['model']}: {semantic['error']}"
+    return f"{semantic['model']}: {semantic['embedded']} embedded, {semantic['pending']} pending"
 
 
 @cli.command("serve")

@@ -19,7 +19,7 @@ from memoryd.text.secrets import has_secret
 
 # Tables read by later parts of memoryd; accepted here so that a home configured for them
 # still starts.
-_KNOWN = {"agent", "owner", "honcho", "memory", "connect"}
+_KNOWN = {"agent", "owner", "honcho", "memory", "connect", "semantic"}
 
 CONNECT_HOSTS = ("claude-code", "codex")
 """The hosts `memoryd connect` follows, as `[connect.<host>]` names them."""
@@ -82,6 +82,14 @@ class HonchoConfig:
 
 
 @dataclass(frozen=True)
+class SemanticConfig:
+    """`[semantic]`: the semantic tier switched on, and its model: one of the supported models
+    by name (`memoryd.semantic.models`), or the path of a model folder the owner gives."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class Config:
     """What memoryd needs to know about the agent and its owner."""
 
@@ -91,6 +99,8 @@ class Config:
     honcho: HonchoConfig | None = None
     connect: dict[str, frozenset[str]] = field(default_factory=dict)
     """`[connect.<host>] trusted_tools`: the tools the owner trusts beyond the built-in table."""
+    semantic: SemanticConfig | None = None
+    """`[semantic] enabled = true`: the semantic tier; None, as by default, when it is off."""
 
     def trusted_tools(self, host: str) -> frozenset[str]:
         """The tools the owner marked trusted for `host` (none by default)."""
@@ -147,6 +157,7 @@ def load(path: Path) -> Config:
         files=_files(raw.get("memory", {}), path),
         honcho=_honcho(raw["honcho"], path) if "honcho" in raw else None,
         connect=_connect(raw.get("connect", {}), path),
+        semantic=_semantic(raw.get("semantic", {}), path),
     )
     if config.agent.casefold() == config.owner.casefold():
         # Every item says who spoke: the agent's own words would read as the owner's.
@@ -228,6 +239,27 @@ def _connect(table: Any, path: Path) -> dict[str, frozenset[str]]:
             )
         found[host] = frozenset(tools)
     return found
+
+
+SEMANTIC_MODEL = "all-MiniLM-L6-v2"
+"""The model the semantic tier runs when `[semantic]` names none."""
+
+
+def _semantic(table: Any, path: Path) -> SemanticConfig | None:
+    """`[semantic]`: `enabled` (false by default) and `model`, a name or a folder's path."""
+    where = f"{path}: [semantic]"
+    _table(table, {"enabled", "model"}, where)
+    enabled = table.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: enabled is true or false, like enabled = true")
+    model = table.get("model", SEMANTIC_MODEL)
+    if not isinstance(model, str) or not model.strip() or len(model) > 4096 or has_secret(model):
+        # Not echoed: a value in the wrong place may be a pasted key.
+        raise ConfigError(
+            f'{where}: model is a supported model\'s name, like model = "{SEMANTIC_MODEL}", or '
+            "the path of a folder holding a sentence-transformers model"
+        )
+    return SemanticConfig(model.strip()) if enabled else None
 
 
 def _honcho(table: Any, path: Path) -> HonchoConfig:

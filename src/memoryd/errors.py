@@ -22,6 +22,7 @@ Every error says what went wrong and what the person reading it should do next::
     ├── DaemonError               the daemon refused a request or cannot be reached (client)
     ├── ConnectError              a host's transcripts or settings cannot be read or written
     ├── ServiceError              the login service's unit cannot be written, or is not ours
+    ├── SemanticError             the semantic tier is switched on but cannot run (what to install)
     └── HonchoError               a call to Honcho failed (kind, HTTP status, ambiguous)
 
 Lower-layer errors (sqlite3, OSError) are translated at the edge (`disk_problem` says what an
@@ -141,6 +142,10 @@ class ConnectError(MemorydError):
 class ServiceError(MemorydError):
     """`memoryd service` cannot write, start or remove the unit (or launchd agent) that serves a
     home, or the file in its place is not one memoryd wrote for that home."""
+
+
+class SemanticError(MemorydError):
+    """The semantic tier is switched on but cannot run: its extra or its model is missing."""
 
 
 class LockError(MemorydError):

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
@@ -19,7 +20,7 @@ from memoryd.index.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.logs.sessions import UNNAMED
 from memoryd.recall_limits import K_MAX, QUERY_MAX
-from memoryd.search.parts import search, terms
+from memoryd.search.parts import DEPTH, search, terms
 from memoryd.search.timing import timing
 from memoryd.text import boundary
 from memoryd.text.answer import header, item, snippet, when
@@ -51,6 +52,16 @@ def source(hit: Hit) -> str:
     return f"{who} said, {at}"
 
 
+class Fuser(Protocol):
+    """What joins another ranking to the lexical one (the semantic tier, `memoryd.semantic`)."""
+
+    def fused(
+        self, index: Index, query: str, hits: list[Hit], k: int, highest: DataClass | None
+    ) -> list[Hit]:
+        """The `k` best of the lexical `hits` (its first `DEPTH`) and its own."""
+        ...
+
+
 @dataclass(frozen=True)
 class Local:
     """The local index's hits, rendered as items numbered from 1, and the label they give."""
@@ -77,10 +88,16 @@ def ceiling(index: Index, session: str | None) -> DataClass | None:
 
 
 def local(
-    index: Index, query: str, k: int, session: str | None, now: datetime, recalls: Path
+    index: Index,
+    query: str,
+    k: int,
+    session: str | None,
+    now: datetime,
+    recalls: Path,
+    fuser: Fuser | None = None,
 ) -> Local:
     """Search the index, log the recall, and give the hits as items with their label."""
-    found = searched(index, query, k, ceiling(index, session), now)
+    found = searched(index, query, k, ceiling(index, session), now, fuser)
     log(recalls, now, session, query, k, found.hits)
     return found
 
@@ -91,12 +108,22 @@ def searched(
     k: int,
     highest: DataClass | None = None,
     now: datetime | None = None,
+    fuser: Fuser | None = None,
 ) -> Local:
     """`local` without the log line: with Honcho, the line is written once both parts are.
     With `highest`, items of a higher class are not searched; the query's time words are read
-    relative to `now` (None: only those naming their own year: `timing`)."""
+    relative to `now` (None: only those naming their own year: `timing`); with `fuser`, its
+    ranking is joined to the lexical one (whose first `k` are the first `k` of its first
+    `DEPTH`)."""
+    found = check(query, k)
     time = timing(query, now)
-    hits = search(index, check(query, k), k, highest, lift=None if time is None else time.lift)
+    lift = None if time is None else time.lift
+    if fuser is None:
+        hits = search(index, found, k, highest, lift=lift)
+    else:
+        hits = fuser.fused(
+            index, query, search(index, found, DEPTH, highest, lift=lift), k, highest
+        )
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),
@@ -116,10 +143,16 @@ def no_matches(query: str) -> str:
 
 
 def recall(
-    index: Index, query: str, k: int, session: str | None, now: datetime, recalls: Path
+    index: Index,
+    query: str,
+    k: int,
+    session: str | None,
+    now: datetime,
+    recalls: Path,
+    fuser: Fuser | None = None,
 ) -> Answer:
     """Answer the model's `recall` from the local index."""
-    found = local(index, query, k, session, now, recalls)
+    found = local(index, query, k, session, now, recalls, fuser)
     if not found.items:
         return Answer(no_matches(query), Label())
     return Answer("\n".join(found.items), found.label)

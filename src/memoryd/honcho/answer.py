@@ -23,7 +23,17 @@ from memoryd.honcho.read import Log, Pending, begin, sources, stderr
 from memoryd.honcho.recalled import NotAsked, Source, answer
 from memoryd.index.db import Index
 from memoryd.labels import DataClass
-from memoryd.recall import Answer, Local, ceiling, check, log, no_matches, recall, searched
+from memoryd.recall import (
+    Answer,
+    Fuser,
+    Local,
+    ceiling,
+    check,
+    log,
+    no_matches,
+    recall,
+    searched,
+)
 
 
 @dataclass(frozen=True)
@@ -94,17 +104,19 @@ def begin_recall(
     now: datetime,
     recalls: Path,
     reading: Reading | None,
+    fuser: Fuser | None = None,
 ) -> Begun | Answered:
     """The part of the model's `recall` that reads the index: Honcho asked (its wait counts
-    from now) and the index searched meanwhile; `finish` gives the answer."""
+    from now) and the index searched meanwhile (with `fuser`'s ranking joined to it); `finish`
+    gives the answer."""
     highest = ceiling(index, session)
     # A session is shown nothing above its class: a source of a higher class is not asked.
     asked = [] if reading is None else reading.below(highest)
     if reading is None or not asked:
-        return Answered(recall(index, query, k, session, now, recalls))
+        return Answered(recall(index, query, k, session, now, recalls, fuser))
     check(query, k)  # a refused query asks no one
     started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    found = searched(index, query, k, highest, now)
+    found = searched(index, query, k, highest, now, fuser)
     return Begun(found, started, query, k, session, now, recalls)
 
 

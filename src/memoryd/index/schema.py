@@ -171,6 +171,36 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX logs_newest ON logs (folder_mtime, session);
         """,
     ),
+    (
+        "the semantic tier's vectors, an item's gone with it (memoryd.semantic)",
+        # Derived data like the rest: a vector per item (`id`, the item's row id), int8, with
+        # the model that made it, counted by model (status's `embedded`). `seq` orders them as
+        # written, so a reader holding them in memory reads only the new ones; `vectors_gone`
+        # counts the ones deleted and `vectors_file` tells this file from another at the same
+        # path (a reindex's): either changed, the reader reads them all again. Nothing here is
+        # written with the tier off.
+        """
+        CREATE TABLE vectors (
+            seq INTEGER PRIMARY KEY,
+            id INTEGER NOT NULL UNIQUE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE TABLE vector_models (model TEXT PRIMARY KEY, vectors INTEGER NOT NULL);
+        INSERT INTO counts VALUES ('vectors_gone', 0), ('vectors_file', abs(random()));
+        CREATE TRIGGER vectors_item_ad AFTER DELETE ON items BEGIN
+            DELETE FROM vectors WHERE id = old.id;
+        END;
+        CREATE TRIGGER vectors_ai AFTER INSERT ON vectors BEGIN
+            INSERT INTO vector_models VALUES (new.model, 1)
+            ON CONFLICT (model) DO UPDATE SET vectors = vectors + 1;
+        END;
+        CREATE TRIGGER vectors_ad AFTER DELETE ON vectors BEGIN
+            UPDATE vector_models SET vectors = vectors - 1 WHERE model = old.model;
+            UPDATE counts SET value = value + 1 WHERE name = 'vectors_gone';
+        END;
+        """,
+    ),
 )
 
 

@@ -32,6 +32,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("memoryd.serve")
 
 
+def embedding(service: Service, stop: threading.Event) -> threading.Thread | None:
+    """The semantic tier's background embedding (`semantic.worker`), None when it is off."""
+    tier = service.semantic
+    if tier is None:
+        return None
+    from memoryd.semantic import worker
+
+    return threading.Thread(
+        target=worker.run, args=(service, tier, stop), name="memoryd-embed", daemon=True
+    )
+
+
 def served(
     service: Service,
     bearer: str | None,
@@ -85,8 +97,11 @@ def serve(
         )
         honcho: threading.Thread | None = None
         shown: Window | None = None
+        embedder = embedding(service, stop)
         try:
             watcher.start()
+            if embedder is not None:
+                embedder.start()
             honcho = honcho_run.start(home, config_file.load(home.config), stop)
             tcp = address is not None
             app, shown = served(service, bearer, sock, tcp, public, window, (timeout, limit))
@@ -106,6 +121,8 @@ def serve(
             if shown is not None:
                 shown.stop()
             watcher.join(timeout=2)
+            if embedder is not None:
+                embedder.join(timeout=2)
             if honcho is not None:
                 # Decisions are committed before each send: a call cut short is checked and
                 # completed by the next start, never sent twice.

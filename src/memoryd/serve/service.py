@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd import config as config_file
 from memoryd.errors import (
@@ -48,6 +48,9 @@ from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
 from memoryd.status import MemoryDamage, summary
 from memoryd.text.session_ids import SESSION_RULE, is_session_id
+
+if TYPE_CHECKING:
+    from memoryd.semantic.tier import Tier
 
 log = logging.getLogger("memoryd.serve")
 
@@ -83,6 +86,8 @@ class Service:
     merging: Merging = field(default_factory=Merging)
     started: float = field(default_factory=time.time)
     """When the service was opened (the daemon's start): the window shows its uptime."""
+    semantic: Tier | None = None
+    """The semantic tier, when `[semantic]` switches it on (its worker is the daemon's)."""
 
     @classmethod
     def open(cls, home: Home) -> Service:
@@ -94,6 +99,11 @@ class Service:
         names = Names(config.agent, config.owner)
         indexes = Indexes(home.index, home.sessions, names, memory.journal)
         service = cls(home, names, memory, indexes, reading=Reading.of(config))
+        if config.semantic is not None:
+            # Imported only when switched on; SemanticError when its extra or model is missing.
+            from memoryd.semantic.tier import Tier
+
+            service.semantic = Tier.of(config.semantic)
         recover(memory, datetime.now(UTC))
         service.memory_damaged()  # logged at start, not first when status is asked
         try:
@@ -163,6 +173,8 @@ class Service:
                 catch_up_named(index, self.home.sessions, self.names, sessions, writer)
             with writer:
                 index_dropped(index, self.memory.journal)
+        if self.semantic is not None:
+            self.semantic.due.set()  # the new items wait for their vectors
 
     def tidy(self, now: float | None = None) -> None:
         """A step of merge work on the index's full-text segments (`segments.step`): the
@@ -191,7 +203,8 @@ class Service:
         def begun(index: Index) -> Begun | Answered:
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
             now = datetime.now(UTC)
-            return begin_recall(index, query, k, session, now, self.home.recalls, self.reading)
+            recalls, reading = self.home.recalls, self.reading
+            return begin_recall(index, query, k, session, now, recalls, reading, self.semantic)
 
         part = self.read_index(begun, session)
         if isinstance(part, Answered):
@@ -276,6 +289,8 @@ class Service:
             index = self.indexes.index
             found = summary(self.home, index.log_states(), index.count(), self.damaged)
             progress = self.indexes.progress
+            if self.semantic is not None:
+                found["semantic"] = self.semantic.status(index)
         return {
             **found,
             "reindex": {

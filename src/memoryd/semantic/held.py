@@ -1,0 +1,133 @@
+"""The vectors a daemon holds in memory, read from the index as they are written, and the
+items nearest to a query among them (every vector's dot product with the query, exact).
+
+Held in blocks of at most `BLOCK` vectors: new ones are a block of their own (no copy of the
+others), merged into their neighbours' once there are more than `BLOCKS`; each block's int8
+rows are turned to float32 a block at a time as a query is scored (never the whole matrix).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from memoryd.index.db import Index
+from memoryd.labels import DataClass
+from memoryd.semantic import store
+
+SCALE = 127.0
+"""An int8 component is the float one times this, rounded."""
+
+BLOCK = 65_536
+"""The most vectors scored in one product (16 MB of float32 at 384 components)."""
+
+BLOCKS = 16
+"""The most blocks held before the small ones are merged."""
+
+_CLASS = {c.value: n for n, c in enumerate(DataClass)}
+
+
+def quantised(vectors: npt.NDArray[np.float32]) -> list[bytes]:
+    """Each normalised vector as the int8 bytes the index keeps."""
+    rounded = np.clip(np.rint(vectors * SCALE), -127, 127).astype(np.int8)
+    return [row.tobytes() for row in rounded]
+
+
+@dataclass
+class _Block:
+    ids: npt.NDArray[np.int64]
+    classes: npt.NDArray[np.int8]
+    vectors: npt.NDArray[np.int8]
+
+
+@dataclass
+class Held:
+    """The vectors of one model, as the index last had them."""
+
+    model: str
+    dimensions: int
+    _blocks: list[_Block] = field(default_factory=list)
+    _seq: int = 0
+    _generation: tuple[int, int] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __len__(self) -> int:
+        return sum(len(b.ids) for b in self._blocks)
+
+    def refresh(self, index: Index) -> None:
+        """Read the vectors written since the last refresh; all of them again when some were
+        deleted or the index's file is another (a reindex's)."""
+        with self._lock:
+            generation = store.generation(index)
+            if generation != self._generation:
+                self._blocks, self._seq, self._generation = [], 0, generation
+            rows = store.since(index, self.model, self._seq)
+            if not rows:
+                return
+            for start in range(0, len(rows), BLOCK):
+                part = rows[start : start + BLOCK]
+                self._blocks.append(
+                    _Block(
+                        np.fromiter((r.id for r in part), np.int64, len(part)),
+                        np.fromiter((_CLASS[r.data_class] for r in part), np.int8, len(part)),
+                        np.frombuffer(b"".join(r.vector for r in part), np.int8).reshape(
+                            len(part), self.dimensions
+                        ),
+                    )
+                )
+            self._seq = rows[-1].seq
+            if len(self._blocks) > BLOCKS:
+                self._blocks = _merged(self._blocks)
+
+    def nearest(
+        self, query: npt.NDArray[np.float32], n: int, highest: DataClass | None
+    ) -> list[tuple[int, float]]:
+        """The `n` items most like `query` (with `highest`, of that class or a lower one), each
+        row id with its cosine similarity, best first; ties by row id."""
+        with self._lock:
+            blocks = list(self._blocks)
+        top = highest is not None and highest != max(DataClass)
+        best_ids: list[npt.NDArray[np.int64]] = []
+        best_scores: list[npt.NDArray[np.float32]] = []
+        for block in blocks:
+            scores = block.vectors.astype(np.float32) @ query / np.float32(SCALE)
+            if top:
+                assert highest is not None
+                scores[block.classes > _CLASS[highest.value]] = -np.inf
+            take = min(n, len(scores))
+            chosen = np.argpartition(-scores, take - 1)[:take]
+            best_ids.append(block.ids[chosen])
+            best_scores.append(scores[chosen])
+        if not best_ids:
+            return []
+        ids = np.concatenate(best_ids)
+        scores = np.concatenate(best_scores)
+        order = np.lexsort((ids, -scores))[:n]
+        return [(int(ids[i]), float(scores[i])) for i in order if np.isfinite(scores[i])]
+
+    def similarity(self, query: npt.NDArray[np.float32], ids: list[int]) -> dict[int, float]:
+        """The cosine similarity to `query` of each of the items `ids` that has a vector."""
+        with self._lock:
+            blocks = list(self._blocks)
+        wanted = np.asarray(ids, dtype=np.int64)
+        found: dict[int, float] = {}
+        for block in blocks:
+            rows = np.nonzero(np.isin(block.ids, wanted))[0]
+            if len(rows):
+                scores = block.vectors[rows].astype(np.float32) @ query / np.float32(SCALE)
+                found.update(zip(block.ids[rows].tolist(), scores.tolist(), strict=True))
+        return found
+
+
+def _merged(blocks: list[_Block]) -> list[_Block]:
+    """The blocks joined, then cut again into blocks of `BLOCK`."""
+    ids = np.concatenate([b.ids for b in blocks])
+    classes = np.concatenate([b.classes for b in blocks])
+    vectors = np.concatenate([b.vectors for b in blocks])
+    return [
+        _Block(ids[s : s + BLOCK], classes[s : s + BLOCK], vectors[s : s + BLOCK])
+        for s in range(0, len(ids), BLOCK)
+    ]

@@ -1,0 +1,124 @@
+"""The semantic tier of one home as the daemon runs it: its model (loaded off every request's
+path), the vectors it holds, recall's fused order, status's counts.
+
+Until the model is loaded, a recall is lexical; until every item is embedded, a recall fuses
+what is (`fusion`): never waiting for either.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memoryd.config import SemanticConfig
+from memoryd.index.db import Index
+from memoryd.index.items import Hit
+from memoryd.labels import DataClass
+from memoryd.semantic import fusion, store
+from memoryd.errors import SemanticError
+from memoryd.semantic.models import Model, find
+from memoryd.text.secrets import redact
+
+if TYPE_CHECKING:
+    from memoryd.semantic.encoder import Encoder
+    from memoryd.semantic.held import Held
+
+NEAREST = 20
+"""The items most like the query that join the lexical candidates (recall's largest `k`)."""
+
+log = logging.getLogger("memoryd.semantic")
+
+
+@dataclass
+class Tier:
+    """The tier switched on for a home: its model found (not yet loaded)."""
+
+    model: Model
+    due: threading.Event = field(default_factory=threading.Event)
+    """Set after each catch-up: the worker looks for items to embed."""
+    error: str | None = None
+    """Why the model could not be loaded (status says it; recall is lexical)."""
+    _encoder: Encoder | None = None
+    _held: Held | None = None
+
+    @classmethod
+    def of(cls, config: SemanticConfig | None) -> Tier | None:
+        """The tier `[semantic]` switches on, or None when it is off; SemanticError when it is
+        on and its extra or model is missing (nothing of the runtime imported yet)."""
+        return None if config is None else cls(find(config.model))
+
+    def load(self) -> Encoder:
+        """Load the model (a few hundred milliseconds; the worker's, never a request's)."""
+        # The tokenizers package can reach Hugging Face's hub; memoryd never asks it to, and
+        # this keeps it from trying.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from memoryd.semantic.encoder import Encoder
+        from memoryd.semantic.held import Held
+
+        encoder = Encoder(self.model.folder)
+        self._held = Held(self.model.name, encoder.dimensions)
+        self._encoder = encoder
+        return encoder
+
+    def loaded(self) -> Encoder:
+        """The model, loaded now if it is not yet."""
+        return self._encoder if self._encoder is not None else self.load()
+
+    def fused(
+        self, index: Index, query: str, hits: list[Hit], k: int, highest: DataClass | None
+    ) -> list[Hit]:
+        """The `k` best of the lexical `hits` (their order, recall's depth of them) and the
+        items most like the query, by `fusion`; the lexical first `k` while the model loads."""
+        encoder, held = self._encoder, self._held
+        if encoder is None or held is None:
+            return hits[:k]
+        # A query's secret never reaches the model, as an item's never does.
+        asked = encoder.embed([redact(query)])[0]
+        held.refresh(index)
+        similar = dict(held.nearest(asked, NEAREST, highest))
+        lexical = [hit.id for hit in hits]
+        similar.update(held.similarity(asked, [i for i in lexical if i not in similar]))
+        order = fusion.fused(lexical, similar)
+        known = {hit.id: hit for hit in hits}
+        wanted = [i for i in order if i not in known]  # at most `NEAREST`
+        allowed = {c.value for c in DataClass if highest is None or c <= highest}
+        for hit in index.hits(wanted):
+            if hit.item.data_class in allowed:
+                known[hit.id] = hit
+        shown: list[Hit] = []
+        seen: set[tuple[str, str]] = set()
+        for id_ in order:
+            found = known.get(id_)
+            if found is None or (found.item.who, found.item.text) in seen:
+                continue  # gone since its vector was read, or the same words said again
+            seen.add((found.item.who, found.item.text))
+            shown.append(found)
+            if len(shown) == k:
+                break
+        return shown
+
+    def status(self, index: Index) -> dict[str, Any]:
+        """`semantic` of status: the model, how many items are embedded and how many wait."""
+        found = counts(self.model, index)
+        if self.error is not None:
+            found["error"] = self.error
+        return found
+
+
+def counts(model: Model, index: Index) -> dict[str, Any]:
+    """The model, how many items have a vector of it and how many wait for one."""
+    embedded = store.embedded(index, model.name)
+    return {"model": model.name, "embedded": embedded, "pending": max(0, index.count() - embedded)}
+
+
+def counted(config: SemanticConfig, index: Index) -> dict[str, Any]:
+    """`semantic` of `memoryd status` read with no daemon: the counts, or why the tier cannot
+    run (its model named as configured)."""
+    try:
+        model = find(config.model)
+    except SemanticError as e:
+        return {"model": config.model, "error": str(e)}
+    return counts(model, index)

@@ -1,0 +1,95 @@
+"""The daemon's background embedding: the model loaded, then every item without a vector of it
+embedded, a batch at a time, after each catch-up, until the daemon stops.
+
+The texts are read and embedded with no lock held; the index's writer is held only to write a
+batch's vectors (a millisecond or so), so a recall or an append never waits for the model. The
+thread runs at a lower priority than the request threads: a recall's own work comes first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+
+from memoryd.errors import MemorydError
+from memoryd.semantic import store
+from memoryd.semantic.tier import Tier
+from memoryd.serve.service import Service
+from memoryd.text.secrets import redact
+
+BATCH = 64
+"""Items read and embedded at once."""
+
+IDLE = 30.0
+"""How long the worker waits with nothing to embed before it looks again unwoken, in seconds."""
+
+NICE = 10
+"""How much lower the worker's priority is than the daemon's other threads (Linux)."""
+
+log = logging.getLogger("memoryd.semantic")
+
+
+def texts(batch: list[store.Pending]) -> list[str]:
+    """What the model is given of each item: its text as indexed (secrets already removed),
+    redacted again, so that no secret reaches the model whatever wrote the item."""
+    return [redact(item.text) for item in batch]
+
+
+def embed_pending(service: Service, tier: Tier, after: int = 0) -> int:
+    """Embed and store one batch of the items after row id `after` that wait for a vector; the
+    last row id read (0 when none waited)."""
+    encoder = tier.loaded()
+    with service.indexes.guarded():
+        index = service.indexes.index
+        batch = store.pending(index, tier.model.name, after, BATCH)
+    if not batch:
+        return 0
+    from memoryd.semantic.held import quantised
+
+    vectors = quantised(encoder.embed(texts(batch)))
+    with service.indexes.guarded(), service.indexes.writer:
+        store.write(service.indexes.index, tier.model.name, zip(batch, vectors, strict=True))
+    return batch[-1].id
+
+
+def run(service: Service, tier: Tier, stop: threading.Event) -> None:
+    """Load the model, then embed what waits whenever a catch-up has run (`Tier.due`), until
+    `stop` is set; a failure is logged and looked at again later, the model's load reported in
+    status."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux: the same priority
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    try:
+        tier.load()
+        with service.indexes.guarded(), service.indexes.writer:
+            gone = store.others_removed(service.indexes.index, tier.model.name)
+        if gone:
+            log.info("the semantic model changed: %d items are embedded again", gone)
+    except Exception as e:  # status reports why; recall stays lexical
+        tier.error = f"the model {tier.model.name} could not be loaded: {e}"
+        log.warning("%s", tier.error)
+        return
+    after = 0
+    while not stop.is_set():
+        tier.due.clear()
+        try:
+            last = embed_pending(service, tier, after)
+            if last:
+                after = last
+                continue
+            if after and waiting(service, tier):
+                after = 0  # from the start again: an item whose row id was reused waits
+                continue
+        except MemorydError as e:
+            log.warning("embedding: %s", e)
+        except Exception:  # the worker must outlive a bug in one batch
+            log.exception("embedding failed")
+        tier.due.wait(IDLE)
+
+
+def waiting(service: Service, tier: Tier) -> bool:
+    """Whether some item still has no vector (the counts kept: no scan)."""
+    with service.indexes.guarded():
+        index = service.indexes.index
+        return store.embedded(index, tier.model.name) < index.count()
