@@ -164,7 +164,13 @@ def build(service: Service, keys: Keys) -> Starlette:
             found = await run_in_threadpool(
                 service.read_index,
                 lambda index: search.search(
-                    index, service.reading, query, k, session, datetime.now(UTC)
+                    index,
+                    service.reading,
+                    query,
+                    k,
+                    session,
+                    datetime.now(UTC),
+                    service.semantic,
                 ),
                 session,
             )

@@ -86,16 +86,17 @@ def search(
     k: int,
     session: str | None,
     now: datetime | None = None,
+    fuser: recall_module.Fuser | None = None,
 ) -> Results:
     """The answer `recall` gives for `query` asked at `now` (RecallError when it refuses it),
-    in parts."""
+    in parts; with `fuser` (the semantic tier), fused as recall fuses it."""
     recall_module.check(query, k)
     highest = recall_module.ceiling(index, session)
     asked = [] if reading is None else reading.below(highest)
     started = None
     if reading is not None and asked:
         started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    local = recall_module.searched(index, query, k, highest, now)
+    local = recall_module.searched(index, query, k, highest, now, fuser)
     found = [_local(hit, n) for n, hit in enumerate(local.hits, start=1)]
     nothing = recall_module.no_matches(query)
     if started is None:
