@@ -334,13 +334,14 @@ def test_a_session_is_shown_nothing_above_its_class_by_the_tier_either(home: Hom
 @settings(max_examples=200)
 @given(
     lexical=st.lists(st.integers(1, 500), unique=True, max_size=20),
+    weak=st.lists(st.floats(-1, fusion.FLOOR), min_size=20, max_size=20),
     others=st.dictionaries(st.integers(501, 900), st.floats(-1, fusion.FLOOR), max_size=20),
 )
 def test_with_no_likeness_above_the_floor_the_order_is_the_lexical_one(
-    lexical: list[int], others: dict[int, float]
+    lexical: list[int], weak: list[float], others: dict[int, float]
 ) -> None:
-    weak = {i: fusion.FLOOR - 0.1 for i in lexical}
-    assert fusion.fused(lexical, {**weak, **others}) == lexical
+    below = dict(zip(lexical, weak, strict=False))
+    assert fusion.fused(lexical, {**below, **others}) == lexical
     assert fusion.fused(lexical, {}) == lexical
 
 
