@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# As the daemon runs the tier (`Tier.load`): one BLAS thread a call, set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 
 import queries
