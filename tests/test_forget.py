@@ -432,3 +432,14 @@ def test_turns_are_counted_across_epochs_and_a_compaction_goes_only_with_its_ses
     forget(at, Asked(keys=("s1",)))
     assert traces(home, "quillbrook") == []
     assert {line.kind for line in logs.lines(home.sessions, "s1")} == {Kind.FORGOTTEN}
+
+
+def test_a_forgotten_turn_leaves_no_byte_of_its_speaker_name(home: Home, index: Index) -> None:
+    # The names are a full-text table of their own (`index.speakers`): its segments are merged
+    # too, or the name's token stays in the file after its row went.
+    write_log(home, "s1", turn("the weir at dusk", "noted", speaker="Quillanor"))
+    for n in range(3):
+        write_log(home, f"s{n + 2}", turn(f"the weir {n}", "noted", speaker="Mirren"))
+    catch_up(index, home.sessions, NAMES)
+    forget(place(home, index), Asked(keys=("s1:1",)))
+    assert traces(home, "Quillanor") == []

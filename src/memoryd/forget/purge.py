@@ -3,9 +3,10 @@ freed bytes are purged from the file and its `-wal`.
 
 The stdlib SQLite (3.40) has no FTS5 `secure-delete` (3.42): a deleted row's terms stay in the
 full-text segments until they are merged. So after the rows go (with `PRAGMA secure_delete`,
-which zeroes what a delete frees), FTS5's `optimize` merges every segment into one, `VACUUM`
-rebuilds the file from its live rows (no freed page or cell an older write left is kept), and
-`wal_checkpoint(TRUNCATE)` empties the `-wal`. At 100,000 items that costs 0.25 to 0.5 s
+which zeroes what a delete frees), FTS5's `optimize` merges every segment into one (the
+text's table and the names', `index.speakers`), `VACUUM` rebuilds the file from its live rows
+(no freed page or cell an older write left is kept), and `wal_checkpoint(TRUNCATE)` empties
+the `-wal`. At 100,000 items that costs 0.25 to 0.5 s
 (bench/forget.py; docs/forget.md).
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from memoryd.errors import IndexStoreError
+from memoryd.index import speakers
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up_session
 from memoryd.index.store import store_error
@@ -57,6 +59,8 @@ def purge(index: Index) -> None:
     try:
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
+        if speakers.present(conn):
+            conn.execute("INSERT INTO items_names(items_names) VALUES ('optimize')")
         conn.execute("VACUUM")
         for _ in range(CHECKPOINT_TRIES):
             busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]

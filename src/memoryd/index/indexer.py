@@ -35,7 +35,8 @@ _SESSIONS = 1_000
 
 @dataclass(frozen=True)
 class Names:
-    """Who the items say spoke: the agent, and the owner when a user record names no speaker."""
+    """Who the items say spoke: the agent when a final names no speaker, and the owner when a
+    user record names none."""
 
     agent: str
     owner: str
@@ -80,7 +81,7 @@ def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[
                 "memory-tainted" if turn.reply_tainted else "memory",
                 data_class,
                 "reply",
-                names.agent,
+                turn.reply_speaker or names.agent,
                 turn.reply_at,
                 turn.reply[:MAX_TEXT],
             )

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memoryd.home import make_folder, private_database
-from memoryd.index import common, term_counts
+from memoryd.index import common, speakers, term_counts
 from memoryd.index.store import rollback, store_error
 
 # Append-only: a migration, once released, is never edited; a change is a new entry.
@@ -200,6 +200,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             UPDATE counts SET value = value + 1 WHERE name = 'vectors_gone';
         END;
         """,
+    ),
+    (
+        "who said each item and to whom, searchable as names apart from the text (speakers.py)",
+        speakers.SCHEMA,
     ),
 )
 

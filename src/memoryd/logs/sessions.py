@@ -33,6 +33,9 @@ class Turn:
     """Whether the user's text was already given, without a reply, as a turn that is over (a
     compaction or a later epoch followed it): its `final` may still come, and then only the
     reply is new."""
+    reply_speaker: str | None = None
+    """Who said the reply, when its `final` names a `speaker` (a loop relaying between people):
+    the agent otherwise."""
 
     @property
     def finished(self) -> bool:
@@ -100,6 +103,7 @@ class Progress:
                             record.text("at"),
                             self.tainted,
                             pending.given,
+                            _reply_speaker(record.data.get("speaker")),
                         )
                     )
                     self.pending = None
@@ -205,6 +209,11 @@ def _speaker(given: str | None) -> str | None:
     if not given:
         return None
     return boundary.name(given) or UNNAMED
+
+
+def _reply_speaker(given: object) -> str | None:
+    # A final's `speaker` was once ignored: one that is no string still is, never damage.
+    return _speaker(given) if isinstance(given, str) else None
 
 
 def turns(records: list[Record]) -> list[Turn]:

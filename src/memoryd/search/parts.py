@@ -42,6 +42,7 @@ from memoryd.index.relevance import fold, idf, tokens
 from memoryd.labels import DataClass
 from memoryd.search import merged
 from memoryd.search.expressions import every, most_of, some
+from memoryd.search.named import Names
 from memoryd.search.ranking import Query, Scored, neighbours, ranked, scored
 from memoryd.search.tally import Tallies
 from memoryd.search.weights import Weights
@@ -169,9 +170,12 @@ def _search(
     # Each text is counted once, for every stem, whichever part or ranking asks first.
     tallies = Tallies(query.sought, query.forms)
 
+    names: Names | None = None
+
     def ranking(hit: Hit) -> Scored:
         tally = tallies.of(hit.id, fold(hit.item.text))
-        return Scored(hit, *scored(tally, query, idf_of, average))
+        found = Scored(hit, *scored(tally, query, idf_of, average))
+        return found if names is None else names.scored(found)
 
     if len(query.stems) == 1:
         # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first;
@@ -184,6 +188,7 @@ def _search(
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
         return ranked([ranking(h) for h in best], {}, 1, k, lift)
+    names = Names.of(index, query, items)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
@@ -224,16 +229,21 @@ def _search(
         # read.
         seen = {hit.id for hit in candidates}
         candidates += some_of(index, kept, documents, depth, seen, classes)
-    ranks = [ranking(hit) for hit in candidates]
+    if names is not None:
+        # Of many people's messages, the words alone find everyone's: the named people's too,
+        # beside (never in place of) what the words found.
+        seen = {hit.id for hit in candidates}
+        found_named = names.candidates(index, kept, depth, classes)
+        candidates += [hit for hit in found_named if hit.id not in seen]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
     others = {key for c in candidates for key in neighbours(c.item.key)}
     others -= {hit.item.key for hit in candidates}
-    around = {
-        hit.item.key: ranking(hit)
-        for hit in index.by_keys(sorted(others))
-        if hit.item.data_class in allowed
-    }
+    near = [hit for hit in index.by_keys(sorted(others)) if hit.item.data_class in allowed]
+    if names is not None:
+        names.read(index, [hit.id for hit in (*candidates, *near)])
+    ranks = [ranking(hit) for hit in candidates]
+    around = {hit.item.key: ranking(hit) for hit in near}
     return ranked(ranks, around, len(about), k, lift)
 
 

@@ -1,0 +1,108 @@
+"""Who said each item and to whom, as names apart from its text: a recall naming a person can
+prefer that person's messages and the replies to them (`search.named`).
+
+- **`items_names`**, an FTS5 table of its own (`unicode61 remove_diacritics 2`, no stemming: a
+  name is matched as written), one row per turn's item, by the item's row id: `speaker`, who
+  said it (its `who`, a name `boundary.name` made already: one line, no secret, no tag), and
+  `spoken_to`, for a reply, who said the turn's user text (the agent is the other party of
+  every user text, and naming it there would tell no item apart). A dropped entry has no row.
+- **`speakers`**, how many items each name is the speaker or the addressee of (each once a
+  row): a search reads it whole to tell which of its words are names, and how rare each is.
+
+Both are kept by triggers on `items`, so every writer (a catch-up, a forget, a reindex) keeps
+them without knowing of them; the migration fills them from the items already indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from memoryd.index.relevance import tokens
+
+_NAMES_OF = """
+SELECT speaker AS name FROM items_names WHERE rowid = {row}
+UNION SELECT spoken_to FROM items_names WHERE rowid = {row}
+"""
+
+SCHEMA = f"""
+CREATE VIRTUAL TABLE items_names USING fts5(
+    speaker, spoken_to, tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TABLE speakers (name TEXT PRIMARY KEY, items INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER items_ai_names AFTER INSERT ON items WHEN new.kind IN ('said', 'reply') BEGIN
+    INSERT INTO items_names(rowid, speaker, spoken_to) VALUES (
+        new.id,
+        new.who,
+        CASE WHEN new.kind = 'reply' THEN coalesce(
+            (SELECT who FROM items WHERE key = substr(new.key, 1, length(new.key) - 5) || 'user'),
+            ''
+        ) ELSE '' END
+    );
+    INSERT INTO speakers SELECT name, 1 FROM ({_NAMES_OF.format(row="new.id")}) WHERE name != ''
+    ON CONFLICT (name) DO UPDATE SET items = items + 1;
+END;
+CREATE TRIGGER items_ad_names AFTER DELETE ON items WHEN old.kind IN ('said', 'reply') BEGIN
+    UPDATE speakers SET items = items - 1 WHERE name IN ({_NAMES_OF.format(row="old.id")});
+    DELETE FROM speakers WHERE items < 1;
+    DELETE FROM items_names WHERE rowid = old.id;
+END;
+INSERT INTO items_names(rowid, speaker, spoken_to)
+SELECT said.id, said.who, CASE WHEN said.kind = 'reply' THEN coalesce(turn.who, '') ELSE '' END
+FROM items AS said LEFT JOIN items AS turn
+ON said.kind = 'reply' AND turn.key = substr(said.key, 1, length(said.key) - 5) || 'user'
+WHERE said.kind IN ('said', 'reply');
+INSERT INTO speakers
+SELECT name, count(*) FROM (
+    SELECT rowid, speaker AS name FROM items_names UNION SELECT rowid, spoken_to FROM items_names
+) WHERE name != '' GROUP BY name;
+"""
+"""The tables and their triggers, for the index's migration."""
+
+
+def present(conn: sqlite3.Connection) -> bool:
+    """Whether the index behind `conn` keeps names (its migrations made `items_names`)."""
+    found = conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'items_names'").fetchone()
+    return found is not None
+
+
+def named(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many items each name token is the speaker or addressee of (a name of several
+    tokens counts for each; items of two names holding one token count twice)."""
+    found: dict[str, int] = {}
+    for name, items in conn.execute("SELECT name, items FROM speakers"):
+        for token in dict.fromkeys(tokens(str(name))):
+            found[token] = found.get(token, 0) + int(items)
+    return found
+
+
+def names_of(conn: sqlite3.Connection, ids: list[int]) -> dict[int, frozenset[str]]:
+    """The name tokens of the items with these row ids (their speaker's and addressee's)."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT rowid, speaker, spoken_to FROM items_names "
+        "WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(ids),),
+    )
+    return {int(i): frozenset(tokens(f"{who} {to}")) for i, who, to in rows}
+
+
+def named_rows(
+    conn: sqlite3.Connection,
+    text: str,
+    names: str,
+    limit: int,
+    classes: tuple[str, ...] | None = None,
+) -> list[int]:
+    """The row ids of the `limit` best items (FTS5's bm25 of their text, ties by row id) whose
+    text the FTS5 expression `text` matches and whose names `names` does."""
+    allowed = "" if classes is None else f" AND items.class IN ({', '.join('?' * len(classes))})"
+    rows = conn.execute(
+        "SELECT f.rowid FROM items_fts AS f JOIN items ON items.id = f.rowid "
+        "WHERE items_fts MATCH ? AND f.rowid IN "
+        f"(SELECT rowid FROM items_names WHERE items_names MATCH ?){allowed} "
+        "ORDER BY bm25(items_fts), f.rowid LIMIT ?",
+        (text, names, *(classes or ()), limit),
+    )
+    return [int(row[0]) for row in rows]

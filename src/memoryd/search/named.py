@@ -1,0 +1,88 @@
+"""A query naming a person: its words that are names of speakers, weighed apart from the text.
+
+A word of the query is a name when it is a token of some item's speaker or addressee
+(`index.speakers`: who said it, and for a reply who it answers), held by at most `SHARE` of the
+items: the owner of a home speaks or is answered in most of it, the agent answers half of it,
+and in a conversation of two people each is in nearly all of it, so their names tell no item
+apart. An item whose speaker or addressee a name of the query is (the person's messages, and
+the replies to them) gains `WEIGHT` times the name's idf in its score, as one occurrence of the
+word in a short text would; its tiers (`ranking`) stay its text's, so a name never lifts an
+item over one holding more of the query's words. The search also reads the best items by or
+to the named people holding the query's other words (`candidates`), beside what the words
+found: in a home of many people, the words alone find everyone's messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from memoryd.index import speakers
+from memoryd.index.db import Classes, Index
+from memoryd.index.items import Hit
+from memoryd.index.relevance import idf
+from memoryd.index.store import translated
+from memoryd.search.expressions import some
+from memoryd.search.ranking import Query, Scored
+
+SHARE = 0.4
+"""The largest share of the items a name may be the speaker or addressee of and still tell
+them apart: the agent answers half of a home, its owner speaks or is answered in nearly all."""
+
+WEIGHT = 1.0
+"""What a name held weighs in a score, times its idf: one occurrence in a short text."""
+
+
+class Names:
+    """The query's words that name speakers, each with its idf as a name, and the names of the
+    items the search reads (`read`)."""
+
+    def __init__(self, query: Query, found: dict[str, int], items: int) -> None:
+        """The names among `query`'s content words, from how many items each name token is
+        the speaker or addressee of (`found`) out of `items`."""
+        self.query = query
+        self.idf: dict[str, float] = {}
+        self.words: dict[str, str] = {}
+        for s in query.stems:
+            if s not in query.content:
+                continue
+            for word in query.forms[s]:
+                held = found.get(word, 0)
+                if 0 < held <= SHARE * items:
+                    self.idf[s] = max(self.idf.get(s, 0.0), idf(held, items))
+                    self.words[word] = s
+        self.heard: dict[int, frozenset[str]] = {}
+
+    @classmethod
+    def of(cls, index: Index, query: Query, items: int) -> Names | None:
+        """The query's names in `index`; None when no word of it names a speaker."""
+        with translated(index.path):
+            if not speakers.present(index.conn):
+                return None
+            names = cls(query, speakers.named(index.conn), items)
+        return names if names.words else None
+
+    def candidates(
+        self, index: Index, words: Iterable[str], k: int, classes: Classes = None
+    ) -> list[Hit]:
+        """The at most `k` best items (bm25 of their text) holding some of `words` other than
+        the names, said by or to a named person."""
+        others = [w for w in words if w not in self.words]
+        if not others:
+            return []
+        with translated(index.path):
+            ids = speakers.named_rows(index.conn, some(others), some(self.words), k, classes)
+        found = {hit.id: hit for hit in index.hits(ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
+
+    def read(self, index: Index, ids: Iterable[int]) -> None:
+        """Read the names of the items with these row ids, for `scored`."""
+        wanted = sorted(set(ids) - self.heard.keys())
+        with translated(index.path):
+            self.heard.update(speakers.names_of(index.conn, wanted))
+
+    def scored(self, found: Scored) -> Scored:
+        """`found` with each name of the query its speaker or addressee is weighed in its
+        score (`WEIGHT`); its tiers are its text's."""
+        tokens = self.heard.get(found.hit.id, frozenset())
+        gained = sum(self.idf[s] for s in {s for word, s in self.words.items() if word in tokens})
+        return found if not gained else found._replace(score=found.score + WEIGHT * gained)
