@@ -41,19 +41,17 @@ import functools
 import json
 import shlex
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from figures import ms, table
 from indexes import code_version
-from locomo_data import CATEGORIES, Conversation, Question, conversations, write_logs
+from locomo_data import Conversation, conversations, write_logs
+from locomo_homes import distractors
+from locomo_report import MODES, Asked, Coverage, K, figures, mean_recall, report, share
 from memoryd.config import SemanticConfig
 from memoryd.errors import RecallError
 from memoryd.home import Home
@@ -64,9 +62,8 @@ from memoryd.serve.service import Service
 from runs import log
 
 DATA_DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
-K = 20
-AT = (5, 10, 20)
-RANKERS = ("memoryd", "raw", "porter-no-stop")
+COPIES = 10
+"""Renamed copies of each conversation beside it in the `copies` mode."""
 TARGET = 0.60
 """Issue 10's target: memoryd's evidence R@5, categories 1-4, on the five conversations."""
 
@@ -198,34 +195,10 @@ def timed(run: Callable[[], list[str]]) -> tuple[float, list[str]]:
     return time.perf_counter() - start, keys
 
 
-@dataclass(frozen=True)
-class Asked:
-    """One question asked: its evidence as item keys, each ranker's keys in order, and the
-    seconds memoryd's recall and the raw query took."""
-
-    conversation: str
-    question: Question
-    evidence: tuple[str, ...]
-    hits: dict[str, list[str]]
-    memoryd: float
-    raw: float
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """Of the questions' evidence messages: how many there are, how many memoryd holds as items,
-    and how many of those it lacks end a session of an odd number of messages."""
-
-    messages: int = 0
-    held: int = 0
-    unfinished: int = 0
-
-    def __add__(self, other: Coverage) -> Coverage:
-        return Coverage(
-            self.messages + other.messages,
-            self.held + other.held,
-            self.unfinished + other.unfinished,
-        )
+def speakers(conversation: Conversation, keys: dict[str, str]) -> dict[str, str]:
+    """Each item key's LoCoMo speaker, from the keys of the conversation's messages."""
+    said = {m.dia_id: m.speaker for s in conversation.sessions for m in s.messages}
+    return {key: said[dia_id] for dia_id, key in keys.items()}
 
 
 def with_semantic(service: Service, model: str) -> Tier:
@@ -240,24 +213,33 @@ def with_semantic(service: Service, model: str) -> Tier:
 
 
 def ask(
-    conversation: Conversation, root: Path, semantic: str | None = None
-) -> tuple[list[Asked], Coverage]:
-    """Write the conversation's home under `root`, open it as the daemon does (which indexes
-    it), and ask every question of every ranker; with `semantic`, memoryd with the semantic
-    tier of that model too (`memoryd+semantic`)."""
+    asked: list[Conversation], beside: list[Conversation], root: Path, semantic: str | None = None
+) -> tuple[list[Asked], Coverage, int]:
+    """Write the conversations' home under `root` (`beside` too, asked nothing), open it as
+    the daemon does (which indexes it), and ask every question of every ranker; give the
+    questions asked, the coverage of their evidence, and how many items the home holds. With
+    `semantic`, memoryd with the semantic tier of that model too (`memoryd+semantic`)."""
     home = Home(root / "home")
     home.create()
-    keys = write_logs(home.sessions, conversation)
+    alone = len(asked) + len(beside) == 1
+    keys: dict[str, dict[str, str]] = {}
+    speaker: dict[str, str] = {}
+    for conversation in (*asked, *beside):
+        prefix = "" if alone else f"{conversation.name}-"
+        keys[conversation.name] = write_logs(home.sessions, conversation, prefix)
+        speaker.update(speakers(conversation, keys[conversation.name]))
     service = Service.open(home)
     tier = None if semantic is None else with_semantic(service, semantic)
     try:
         index = service.indexes.index
         texts = items(index)
         stemmed = Stemmed(texts)
+        spoken = Stemmed((key, f"{speaker[key]}: {text}") for key, text in texts)
         recalls = RecallLog(home.recalls)
         recalls.new()
-        asked = []
-        for n, question in enumerate(conversation.questions):
+        done = []
+        questions = [(c, q) for c in asked for q in c.questions]
+        for n, (conversation, question) in enumerate(questions):
             mine = functools.partial(memoryd_recall, service, recalls, question.text)
             raw = functools.partial(raw_search, index, question.text)
             if n % 2 == 0:
@@ -270,112 +252,53 @@ def ask(
                 "memoryd": mine_keys,
                 "raw": raw_keys,
                 "porter-no-stop": stemmed.search(question.text, K),
+                "speaker-text": spoken.search(question.text, K),
             }
             if tier is not None:
                 service.semantic = tier
                 hits["memoryd+semantic"] = memoryd_recall(service, recalls, question.text)
                 service.semantic = None
-            found = tuple(keys[dia_id] for dia_id in question.evidence)
-            asked.append(Asked(conversation.name, question, found, hits, mine_seconds, raw_seconds))
+            found = tuple(keys[conversation.name][dia_id] for dia_id in question.evidence)
+            done.append(Asked(conversation.name, question, found, hits, mine_seconds, raw_seconds))
         stemmed.close()
+        spoken.close()
     finally:
         service.close()
-    wanted = {keys[dia_id] for q in conversation.questions for dia_id in q.evidence}
-    held = wanted & {key for key, _ in texts}
-    unfinished = {keys[dia_id] for dia_id in conversation.unfinished()} & (wanted - held)
-    return asked, Coverage(len(wanted), len(held), len(unfinished))
+    held_keys = {key for key, _ in texts}
+    coverage = Coverage()
+    for conversation in asked:
+        mine_keys = keys[conversation.name]
+        wanted = {mine_keys[dia_id] for q in conversation.questions for dia_id in q.evidence}
+        held = wanted & held_keys
+        ends = {mine_keys[dia_id] for dia_id in conversation.unfinished()} & (wanted - held)
+        coverage += Coverage(len(wanted), len(held), len(ends))
+    return done, coverage, len(texts)
 
 
-def recall_at(asked: Asked, ranker: str, k: int) -> float:
-    """The share of the question's evidence among the ranker's first `k` items."""
-    top = set(asked.hits[ranker][:k])
-    return sum(key in top for key in asked.evidence) / len(asked.evidence)
-
-
-def mean_recall(asked: list[Asked], ranker: str, k: int) -> float | None:
-    """Mean evidence recall@k over the questions; None when there are none."""
-    if not asked:
-        return None
-    return statistics.fmean(recall_at(a, ranker, k) for a in asked)
-
-
-def figures(asked: list[Asked]) -> dict[str, Any]:
-    """Each ranker's R@k overall and per category, per conversation (R@5), and the median
-    seconds of memoryd's recall and of the raw query, in ms."""
-    by_category = {c: [a for a in asked if a.question.category == c] for c in CATEGORIES}
-    names = list(dict.fromkeys(a.conversation for a in asked))
-    rankers_asked = list(asked[0].hits) if asked else list(RANKERS)
-    rankers = {
-        ranker: {
-            **{f"R@{k}": mean_recall(asked, ranker, k) for k in AT},
-            "categories": {
-                str(c): {f"R@{k}": mean_recall(cell, ranker, k) for k in AT}
-                for c, cell in by_category.items()
-            },
-            "conversations": {
-                name: mean_recall([a for a in asked if a.conversation == name], ranker, 5)
-                for name in names
-            },
-        }
-        for ranker in rankers_asked
-    }
-    return {
-        "questions": len(asked),
-        "categories": {str(c): len(cell) for c, cell in by_category.items()},
-        "rankers": rankers,
-        "median_ms": {
-            "memoryd": 1000 * statistics.median(a.memoryd for a in asked),
-            "raw": 1000 * statistics.median(a.raw for a in asked),
-        },
-    }
-
-
-def share(value: float | None) -> str:
-    """A recall figure as the table shows it."""
-    return "-" if value is None else f"{value:.3f}"
-
-
-def report(found: dict[str, Any], command: str, seconds: float) -> str:
-    """The figures as markdown: the table, the target, latency, and what was left out."""
-    counts = found["categories"]
-    head = ["", *(f"R@{k}" for k in AT)]
-    head += [f"R@5 {c} {name} ({counts[str(c)]})" for c, name in CATEGORIES.items()]
-    rows = []
-    for ranker, r in found["rankers"].items():
-        cells = [share(r[f"R@{k}"]) for k in AT]
-        cells += [share(r["categories"][str(c)]["R@5"]) for c in CATEGORIES]
-        rows.append([ranker, *cells])
-    target = found["target"]
-    cover = found["coverage"]
-    latency = found["median_ms"]
-    left = found["left_out"]
-    lines = [
-        "```",
-        f"$ {command}",
-        "```",
-        "",
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {found['version']}; "
-        f"SQLite {sqlite3.sqlite_version}.",
-        "",
-        f"LoCoMo evidence recall, categories 1-4: {found['questions']} questions of "
-        f"{len(found['conversations'])} conversations ({', '.join(found['conversations'])}), "
-        f"each asked once at k = {K} (question count per category in its heading).",
-        "",
-        *table(head, rows),
-        "",
-        f"target: memoryd R@5 >= {target['R@5']:.2f}: {share(target['memoryd'])} "
-        f"{'PASS' if target['pass'] else 'FAIL'}",
-        "",
-        f"Median latency per question: memoryd {ms(latency['memoryd'])} ms (`begin_recall`, "
-        f"its rendering and log line included), raw {ms(latency['raw'])} ms.",
-        f"Evidence messages memoryd holds as items: {cover['held']} of {cover['messages']}; "
-        f"missing, as the last of a session of an odd number of messages (a turn with no "
-        f"final): {cover['unfinished']} of {cover['messages'] - cover['held']}.",
-        f"Left out: {left['evidence']} evidence ids naming no message, {left['questions']} "
-        "questions left with no evidence.",
-        f"Total time: {seconds:.1f} s.",
-    ]
-    return "\n".join(lines) + "\n"
+def measured(
+    mode: str, every: list[Conversation], copies: int, semantic: str | None = None
+) -> tuple[list[Asked], Coverage, int]:
+    """Every question of `every` conversation asked in the mode's homes (`MODES`), with
+    `semantic` the tier of that model too (`ask`)."""
+    if mode == "each":
+        done: list[Asked] = []
+        coverage = Coverage()
+        items_held = 0
+        for conversation in every:
+            with tempfile.TemporaryDirectory(prefix="memoryd-locomo-") as tmp:
+                asked, covered, held = ask([conversation], [], Path(tmp), semantic)
+            done += asked
+            coverage += covered
+            items_held += held
+            log(
+                f"  {conversation.name}: {len(conversation.sessions)} sessions, "
+                f"{conversation.messages} messages, {len(asked)} questions, "
+                f"memoryd R@5 {share(mean_recall(asked, 'memoryd', 5))}"
+            )
+        return done, coverage, items_held
+    beside = list(distractors(every, copies)) if mode == "copies" else []
+    with tempfile.TemporaryDirectory(prefix="memoryd-locomo-") as tmp:
+        return ask(every, beside, Path(tmp), semantic)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -388,6 +311,18 @@ def main(argv: list[str] | None = None) -> int:
         help="LoCoMo conversations: a folder of JSON files or one file (default: "
         "../shared/data/locomo-dev beside the repository)",
     )
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="the homes asked, comma-separated: each (one per conversation), one (all in one "
+        "home), copies (that home beside renamed copies) (default %(default)s)",
+    )
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=COPIES,
+        help="renamed copies of each conversation in the copies mode (default %(default)s)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument(
         "--semantic",
@@ -398,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
         "none is named), in the same run: memoryd+semantic",
     )
     args = parser.parse_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    if not modes or any(m not in MODES for m in modes) or args.copies < 1:
+        parser.error(f"--modes takes some of {', '.join(MODES)}; --copies at least 1")
     data: Path = args.data
     paths = sorted(data.glob("*.json")) if data.is_dir() else [data] if data.is_file() else []
     if not paths:
@@ -410,39 +348,35 @@ def main(argv: list[str] | None = None) -> int:
     version = code_version()  # the code as imported, before anyone edits it during the run
     log(version)
     start = time.perf_counter()
-    asked: list[Asked] = []
+    every = [c for path in paths for c in conversations(path)]
+    found_modes = {}
     coverage = Coverage()
-    names = []
-    unknown = unasked = 0
-    for conversation in (c for path in paths for c in conversations(path)):
-        with tempfile.TemporaryDirectory(prefix="memoryd-locomo-") as tmp:
-            done, covered = ask(conversation, Path(tmp), args.semantic)
-        asked += done
-        coverage += covered
-        names.append(conversation.name)
-        unknown += conversation.unknown
-        unasked += conversation.unasked
-        log(
-            f"  {conversation.name}: {len(conversation.sessions)} sessions, "
-            f"{conversation.messages} messages, {len(done)} questions, "
-            f"memoryd R@5 {share(mean_recall(done, 'memoryd', 5))}"
-        )
-    found = figures(asked)
-    memoryd5 = found["rankers"]["memoryd"]["R@5"]
-    found.update(
-        command=command,
-        version=version,
-        data=str(data),
-        k=K,
-        conversations=names,
-        coverage={
+    for mode in modes:
+        log(f"== {mode}: {MODES[mode]}")
+        asked, coverage, items_held = measured(mode, every, args.copies, args.semantic)
+        found_modes[mode] = figures(asked, items_held)
+        log(f"  memoryd R@5 {share(found_modes[mode]['rankers']['memoryd']['R@5'])}")
+    each = found_modes.get("each")
+    memoryd5 = None if each is None else each["rankers"]["memoryd"]["R@5"]
+    found: dict[str, Any] = {
+        "modes": found_modes,
+        "command": command,
+        "version": version,
+        "data": str(data),
+        "k": K,
+        "copies": args.copies if "copies" in modes else 0,
+        "conversations": [c.name for c in every],
+        "coverage": {
             "messages": coverage.messages,
             "held": coverage.held,
             "unfinished": coverage.unfinished,
         },
-        left_out={"evidence": unknown, "questions": unasked},
-        target={"R@5": TARGET, "memoryd": memoryd5, "pass": (memoryd5 or 0.0) >= TARGET},
-    )
+        "left_out": {
+            "evidence": sum(c.unknown for c in every),
+            "questions": sum(c.unasked for c in every),
+        },
+        "target": {"R@5": TARGET, "memoryd": memoryd5, "pass": (memoryd5 or 0.0) >= TARGET},
+    }
     text = report(found, command, time.perf_counter() - start)
     print(text, end="")
     if args.json is not None:

@@ -6,10 +6,11 @@ with the ids of the messages that hold their answers. A file holds one conversat
 
 One LoCoMo session is one memoryd session, `session_<n>`, in one log file. Its messages, in
 order, are paired as turns: the first of each pair a `user` record whose `speaker` is the
-message's speaker, the second the turn's `final` (two people talk, so a turn is one speaker and
-the other's answer, whoever spoke first). A session of an odd number of messages ends in a
-`user` record with no `final`: an unfinished turn, which memoryd does not index (nor will it
-once a later `user` record closes a turn, issue 10 item 4: nothing follows this one). Every
+message's speaker, the second the turn's `final`, its `speaker` the other's (two people talk,
+so a turn is one speaker and the other's answer, whoever spoke first). A session of an odd
+number of messages ends in a `user` record with no `final`: an unfinished turn, which memoryd
+does not index (nor will it once a later `user` record closes a turn, issue 10 item 4: nothing
+follows this one). Every
 record's `at` is its session's `date_time` (`1:56 pm on 8 May, 2023`, taken as UTC) plus one
 second per message before it, so the items show the session's date and keep their order; a date
 that does not parse is the previous session's plus a day. Each message's `dia_id` (`D1:3`) maps
@@ -155,8 +156,11 @@ def starts(sessions: Iterable[Session]) -> list[datetime]:
     return found
 
 
-def records(session: Session, start: datetime) -> tuple[list[dict[str, str]], dict[str, str]]:
-    """A session's log records, and the item key each of its messages becomes, by `dia_id`."""
+def records(
+    session: Session, start: datetime, sid: str
+) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """A session's log records, and the item key each of its messages becomes, by `dia_id`, as
+    the memoryd session `sid`."""
     lines = [{"type": "session", "class": "private", "channel": "locomo"}]
     keys = {}
     for n, message in enumerate(session.messages):
@@ -164,20 +168,27 @@ def records(session: Session, start: datetime) -> tuple[list[dict[str, str]], di
         turn = n // 2 + 1
         if n % 2 == 0:
             record = {"type": "user", "text": message.text, "speaker": message.speaker, "at": at}
-            keys[message.dia_id] = f"{session.sid}:{turn}:user"
+            keys[message.dia_id] = f"{sid}:{turn}:user"
         else:
-            record = {"type": "final", "text": message.text, "at": at}
-            keys[message.dia_id] = f"{session.sid}:{turn}:reply"
+            record = {
+                "type": "final",
+                "text": message.text,
+                "speaker": message.speaker,
+                "at": at,
+            }
+            keys[message.dia_id] = f"{sid}:{turn}:reply"
         lines.append(record)
     return lines, keys
 
 
-def write_logs(sessions: Path, conversation: Conversation) -> dict[str, str]:
-    """Write a conversation's session logs under `sessions`; give each message's item key."""
+def write_logs(sessions: Path, conversation: Conversation, prefix: str = "") -> dict[str, str]:
+    """Write a conversation's session logs under `sessions`, each session's id `prefix` and
+    its own (`Session.sid`); give each message's item key."""
     keys: dict[str, str] = {}
     for session, start in zip(conversation.sessions, starts(conversation.sessions), strict=True):
-        lines, found = records(session, start)
-        folder = sessions / session.sid
+        sid = prefix + session.sid
+        lines, found = records(session, start, sid)
+        folder = sessions / sid
         folder.mkdir(parents=True)
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         (folder / "0.jsonl").write_text(text, encoding="utf-8")

@@ -130,13 +130,15 @@ def plan(total: int) -> dict[tuple[int, str], int]:
 
 
 def fts_table(conn: sqlite3.Connection) -> str:
-    """The name of the index's FTS5 table (whatever the schema calls it)."""
+    """The name of the index's FTS5 table of the items' text (whatever the schema calls it;
+    the speakers' names have one of their own, of no `text` column)."""
     names = [
         str(row[0])
         for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND lower(sql) LIKE ?",
             ("%using fts5(%",),
         )
+        if any(column[1] == "text" for column in conn.execute(f"PRAGMA table_info({row[0]})"))
     ]
     if len(names) != 1:
         raise RuntimeError(f"expected one FTS5 table in the index, found {names}")
