@@ -15,6 +15,7 @@ them without knowing of them; the migration fills them from the items already in
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 
@@ -85,7 +86,13 @@ def names_of(conn: sqlite3.Connection, ids: list[int]) -> dict[int, frozenset[st
         "WHERE rowid IN (SELECT value FROM json_each(?))",
         (json.dumps(ids),),
     )
-    return {int(i): frozenset(tokens(f"{who} {to}")) for i, who, to in rows}
+    return {int(i): _tokens(who, to) for i, who, to in rows}
+
+
+@functools.lru_cache(maxsize=4096)
+def _tokens(who: str, to: str) -> frozenset[str]:
+    # A home's items have few distinct pairs of names: each is split once a process.
+    return frozenset(tokens(f"{who} {to}"))
 
 
 def named_rows(
@@ -97,10 +104,15 @@ def named_rows(
 ) -> list[int]:
     """The row ids of the `limit` best items (FTS5's bm25 of their text, ties by row id) whose
     text the FTS5 expression `text` matches and whose names `names` does."""
-    allowed = "" if classes is None else f" AND items.class IN ({', '.join('?' * len(classes))})"
+    # `+f.rowid`: a row id constraint FTS5 took as its own ran the text's match once for each
+    # named row (69 ms for a person of 374 rows among 2,692; 0.6 ms with the named rows listed
+    # once and each matched row looked up in that list).
+    joined, allowed = "", ""
+    if classes is not None:
+        joined = " JOIN items ON items.id = f.rowid"
+        allowed = f" AND items.class IN ({', '.join('?' * len(classes))})"
     rows = conn.execute(
-        "SELECT f.rowid FROM items_fts AS f JOIN items ON items.id = f.rowid "
-        "WHERE items_fts MATCH ? AND f.rowid IN "
+        f"SELECT f.rowid FROM items_fts AS f{joined} WHERE items_fts MATCH ? AND +f.rowid IN "
         f"(SELECT rowid FROM items_names WHERE items_names MATCH ?){allowed} "
         "ORDER BY bm25(items_fts), f.rowid LIMIT ?",
         (text, names, *(classes or ()), limit),
