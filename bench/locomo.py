@@ -6,11 +6,14 @@ published, by default the five in `../shared/data/locomo-dev` beside the reposit
 file each (its README.md says what they hold). memoryd does not ship them: `--data` names
 another folder of JSON files, or one file (`locomo10.json`, a list of conversations).
 
-Each conversation becomes a fresh home in a temporary folder, removed afterwards: one LoCoMo
-session is one memoryd session, its messages paired as `user` and `final` records
-(`locomo_data.py` says how), and `Service.open` indexes the logs as the daemon does. Every
-question of categories 1-4 (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) is asked
-once, its text as the query, at k = 20, by:
+The homes are made in temporary folders, removed afterwards, in each mode `--modes` names
+(`locomo_homes.py`): `each`, every conversation a fresh home of its own; `one`, every
+conversation in one home; `copies`, that home beside `--copies` (10) copies of every
+conversation whose speakers are renamed, asked nothing (issue 27: a home of many people). One
+LoCoMo session is one memoryd session, its messages paired as `user` and `final` records, each
+naming its speaker (`locomo_data.py` says how), and `Service.open` indexes the logs as the
+daemon does. Every question of categories 1-4 (1 multi-hop, 2 temporal, 3 open-domain, 4
+single-hop) is asked once, its text as the query, at k = 20, by:
 
 - memoryd: `Service.open(home).begin_recall(question, 20, None)()`, what a loop's `recall` runs; the
   keys of the items it shows, in order, are read from the recall log it writes
@@ -20,7 +23,9 @@ once, its text as the query, at k = 20, by:
   tokenizer, whatever that is;
 - porter-no-stop: the texts of the same items in an in-memory FTS5 table of its own, tokenized
   `porter unicode61 remove_diacritics 2`, asked the query's terms that are not English stop
-  words (NLTK's list, `STOP_WORDS`; every term when all of them are), joined by OR, by bm25.
+  words (NLTK's list, `STOP_WORDS`; every term when all of them are), joined by OR, by bm25;
+- speaker-text: porter-no-stop over each text written `Speaker: text`, its LoCoMo speaker's
+  name first (issue 27's experiment).
 
 Evidence recall@k of a question is the share of its evidence messages among the first k items;
 the figures are means over the questions, overall and per category. Evidence ids are read as
@@ -29,9 +34,9 @@ no message is left out, and a question left with none is not asked. The report a
 evidence messages memoryd holds no item for (a session's last message, when it has no final,
 is not indexed). Latency is each question's time in `begin_recall` (its rendering and its log
 line included) and in the raw query, which of the two runs first alternating by question; the
-report gives the medians.
+report gives p50 and p95 per mode.
 
-    python bench/locomo.py [--data DIR|FILE] [--json PATH]
+    python bench/locomo.py [--data DIR|FILE] [--modes each,one,copies] [--copies N] [--json PATH]
 """
 
 from __future__ import annotations
