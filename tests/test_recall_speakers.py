@@ -93,9 +93,9 @@ def test_the_names_follow_the_items_through_a_forget_of_a_turn(home: Home) -> No
     write_log(home, "s", [*turn("one", "r1", speaker="Wren"), *turn("two", "r2", speaker="Ash")])
     with Index(home.index) as index:
         catch_up(index, home.sessions, NAMES)
-        assert speakers.named(index.conn) == {"wren": 2, "ash": 2, "boxmaker": 2}
+        assert speakers.every_name(index.conn) == {"Wren": 2, "Ash": 2, "boxmaker": 2}
         index.conn.execute("DELETE FROM items WHERE key LIKE 's:1:%'")
-        assert speakers.named(index.conn) == {"ash": 2, "boxmaker": 1}
+        assert speakers.every_name(index.conn) == {"Ash": 2, "boxmaker": 1}
         (held,) = index.conn.execute("SELECT count(*) FROM items_names").fetchone()
         assert held == 2
 
@@ -113,7 +113,7 @@ def test_a_home_indexed_before_names_has_them_once_migrated(tmp_path: Path) -> N
     head = shown.stdout.splitlines()[0]
     assert " said, 2026-11-02 18:00 UTC" in head and "greenhouse" in shown.stdout, shown.stdout
     with Index(home / "memory" / "index.sqlite") as index:
-        named = speakers.named(index.conn)
+        named = speakers.named(speakers.every_name(index.conn))
     assert named["owner"] == 8 and named["agent"] == 4 + 27, named
 
 
@@ -179,4 +179,4 @@ def test_a_final_naming_its_speaker_is_said_by_them(home: Home) -> None:
     with Index(home.index) as index:
         assert index.log_state("relay3") is not None
         assert index.log_state("relay3").damage is None  # type: ignore[union-attr]
-        assert speakers.named(index.conn)["tomas"] == 1
+        assert speakers.named(speakers.every_name(index.conn))["tomas"] == 1

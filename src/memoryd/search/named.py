@@ -42,6 +42,7 @@ class Names:
         self.query = query
         self.idf: dict[str, float] = {}
         self.words: dict[str, str] = {}
+        self.held = 0
         for s in query.stems:
             if s not in query.content:
                 continue
@@ -50,6 +51,8 @@ class Names:
                 if 0 < held <= SHARE * items:
                     self.idf[s] = max(self.idf.get(s, 0.0), idf(held, items))
                     self.words[word] = s
+                    self.held += held
+        self.spelled: list[str] = []
         self.heard: dict[int, frozenset[str]] = {}
 
     @classmethod
@@ -58,31 +61,49 @@ class Names:
         with translated(index.path):
             if not speakers.present(index.conn):
                 return None
-            names = cls(query, speakers.named(index.conn), items)
+            every = speakers.every_name(index.conn)
+        names = cls(query, speakers.named(every), items)
+        names.spelled = [n for n in every if names.words.keys() & speakers.name_tokens(n)]
         return names if names.words else None
 
     def candidates(
-        self, index: Index, words: Iterable[str], k: int, classes: Classes = None
+        self,
+        index: Index,
+        words: Iterable[str],
+        documents: dict[str, int],
+        k: int,
+        classes: Classes = None,
     ) -> list[Hit]:
-        """The at most `k` best items (bm25 of their text) holding some of `words` other than
-        the names, said by or to a named person."""
+        """The at most `k` best items (bm25 of their text) holding some of `words` (held by
+        `documents` items each) other than the names, said by or to a named person."""
         others = [w for w in words if w not in self.words]
         if not others:
             return []
+        few = sum(documents.get(w, 0) for w in others) < self.held
         with translated(index.path):
-            ids = speakers.named_rows(index.conn, some(others), some(self.words), k, classes)
+            ids = speakers.named_rows(
+                index.conn, some(others), some(self.words), self.spelled, k, classes, few
+            )
         found = {hit.id: hit for hit in index.hits(ids)} if ids else {}
         return [found[i] for i in ids if i in found]
 
-    def read(self, index: Index, ids: Iterable[int]) -> None:
-        """Read the names of the items with these row ids, for `scored`."""
-        wanted = sorted(set(ids) - self.heard.keys())
-        with translated(index.path):
-            self.heard.update(speakers.names_of(index.conn, wanted))
+    def read(self, hits: list[Hit]) -> None:
+        """Take the names of these items, for `scored`: each one's speaker, and for a reply the
+        speaker of its turn's user text when that is among them (as the index's `spoken_to`;
+        the search reads each reply's user text beside it, as its neighbour)."""
+        said = {hit.item.key: hit.item.who for hit in hits}
+        for hit in hits:
+            tokens = speakers.name_tokens(hit.item.who)
+            if hit.item.kind == "reply":
+                asked = said.get(hit.item.key.removesuffix("reply") + "user")
+                tokens += speakers.name_tokens(asked) if asked is not None else ()
+            self.heard[hit.id] = frozenset(tokens)
 
     def scored(self, found: Scored) -> Scored:
         """`found` with each name of the query its speaker or addressee is weighed in its
         score (`WEIGHT`); its tiers are its text's."""
-        tokens = self.heard.get(found.hit.id, frozenset())
+        tokens = self.heard.get(found.hit.id)
+        if not tokens or tokens.isdisjoint(self.words):
+            return found
         gained = sum(self.idf[s] for s in {s for word, s in self.words.items() if word in tokens})
-        return found if not gained else found._replace(score=found.score + WEIGHT * gained)
+        return found._replace(score=found.score + WEIGHT * gained)

@@ -233,7 +233,7 @@ def _search(
         # Of many people's messages, the words alone find everyone's: the named people's too,
         # beside (never in place of) what the words found.
         seen = {hit.id for hit in candidates}
-        found_named = names.candidates(index, kept, depth, classes)
+        found_named = names.candidates(index, kept, documents, depth, classes)
         candidates += [hit for hit in found_named if hit.id not in seen]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
@@ -241,7 +241,7 @@ def _search(
     others -= {hit.item.key for hit in candidates}
     near = [hit for hit in index.by_keys(sorted(others)) if hit.item.data_class in allowed]
     if names is not None:
-        names.read(index, [hit.id for hit in (*candidates, *near)])
+        names.read([*candidates, *near])
     ranks = [ranking(hit) for hit in candidates]
     around = {hit.item.key: ranking(hit) for hit in near}
     return ranked(ranks, around, len(about), k, lift)
