@@ -16,11 +16,16 @@ from logs import AT, turn, write_log
 from memoryd.home import Home
 from memoryd.index import speakers
 from memoryd.index.db import Index
-from memoryd.index.indexer import Names, catch_up
-from memoryd.index.relevance import tokens
+from memoryd.index.indexer import Names as AgentNames
+from memoryd.index.indexer import catch_up
+from memoryd.index.items import Hit, Item
+from memoryd.index.relevance import idf, tokens
 from memoryd.recall import recall
+from memoryd.search.named import WEIGHT, Names
 from memoryd.search.parts import DEPTH
+from memoryd.search.ranking import Query, Scored
 from memoryd.text import boundary
+from memoryd.text.stems import stem
 from memoryd.window import turns
 from old_home import copied
 from test_hostile import (
@@ -34,7 +39,7 @@ from test_hostile import (
 from test_upgrade import FIXTURE, memoryd
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
-NAMES = Names("boxmaker", "kyle")
+NAMES = AgentNames("boxmaker", "kyle")
 PEOPLE = ("Dmitri", "Eun", "Farah", "Goran", "Hana", "Ivo", "Jalen", "Kofi", "Lior")
 """Who else talks in the home: each a tenth of it or less, so each name tells items apart."""
 
@@ -78,15 +83,20 @@ def test_the_named_persons_messages_are_found_past_everyone_elses(home: Home) ->
     assert any(long in item for item in shown), shown
 
 
-def test_a_name_never_outranks_the_words_of_the_text(home: Home) -> None:
+def test_a_name_counts_as_one_word_of_the_query_never_more(home: Home) -> None:
     for n, person in enumerate(PEOPLE):
         write_log(home, f"talk-{n}", turn(f"nothing much {n}", "ok", speaker=person))
     write_log(home, "a", turn("Caroline saw a heron at the weir", "ok", speaker="Dmitri"))
     write_log(home, "c", turn("a heron at the weir", "ok", speaker="Eun"))
     write_log(home, "b", turn("a heron flew over", "ok", speaker="Caroline"))
-    shown = _answer(home, "Caroline heron weir", 3)
+    write_log(home, "d", turn("a kestrel hovered", "ok", speaker="Caroline"))
+    shown = _answer(home, "Caroline heron weir", 10)
     texts = [item.split("\n")[1].strip() for item in shown]
-    assert texts == ["Caroline saw a heron at the weir", "a heron at the weir", "a heron flew over"]
+    # Every word in the text first; then two of three, the name one of them; Caroline's
+    # message holding no other word after every item holding two.
+    assert texts[0] == "Caroline saw a heron at the weir", texts
+    assert set(texts[1:3]) == {"a heron at the weir", "a heron flew over"}, texts
+    assert "a kestrel hovered" not in texts[:3], texts
 
 
 def test_the_names_follow_the_items_through_a_forget_of_a_turn(home: Home) -> None:
@@ -180,3 +190,20 @@ def test_a_final_naming_its_speaker_is_said_by_them(home: Home) -> None:
         assert index.log_state("relay3") is not None
         assert index.log_state("relay3").damage is None  # type: ignore[union-attr]
         assert speakers.named(speakers.every_name(index.conn))["tomas"] == 1
+
+
+def test_a_name_is_held_as_one_word_and_weighed_by_its_idf() -> None:
+    query = Query.of(["caroline", "agent", "heron"], ["caroline", "agent", "heron"])
+    # The agent answers half the home: no name. Caroline is in 3 items of 100.
+    names = Names(query, {"caroline": 3, "agent": 50}, 100)
+    assert set(names.words) == {"caroline"}
+    said = Hit(1, Item("s:1:user", "memory", "private", "said", "Caroline", AT, "a heron"))
+    reply = Hit(2, Item("s:1:reply", "memory", "private", "reply", "agent", AT, "ok"))
+    other = Hit(3, Item("s:2:reply", "memory", "private", "reply", "agent", AT, "ok"))
+    names.read([said, reply, other])
+    for hit in (said, reply):
+        got = names.scored(Scored(hit, frozenset({"heron"}), False, 1.0))
+        assert got.held == {"heron", stem("caroline")}
+        assert got.score == pytest.approx(1.0 + WEIGHT * idf(3, 100))
+    unnamed = Scored(other, frozenset({"heron"}), False, 1.0)
+    assert names.scored(unnamed) == unnamed

@@ -5,11 +5,12 @@ A word of the query is a name when it is a token of some item's speaker or addre
 items: the owner of a home speaks or is answered in most of it, the agent answers half of it,
 and in a conversation of two people each is in nearly all of it, so their names tell no item
 apart. An item whose speaker or addressee a name of the query is (the person's messages, and
-the replies to them) gains `WEIGHT` times the name's idf in its score, as one occurrence of the
-word in a short text would; its tiers (`ranking`) stay its text's, so a name never lifts an
-item over one holding more of the query's words. The search also reads the best items by or
-to the named people holding the query's other words (`candidates`), beside what the words
-found: in a home of many people, the words alone find everyone's messages.
+the replies to them) holds that word, for the tiers (`ranking`), as its text would, and gains
+`WEIGHT` times the name's idf in its score, as one occurrence of the word in a short text
+would: the name counts as one word of the query, never more, so an item whose text holds
+more of the query's words still comes first. The search also reads the best items by or to
+the named people holding the query's other words (`candidates`), beside what the words found:
+in a home of many people, the words alone find everyone's messages.
 """
 
 from __future__ import annotations
@@ -100,10 +101,11 @@ class Names:
             self.heard[hit.id] = frozenset(tokens)
 
     def scored(self, found: Scored) -> Scored:
-        """`found` with each name of the query its speaker or addressee is weighed in its
-        score (`WEIGHT`); its tiers are its text's."""
+        """`found` with each name of the query its speaker or addressee is: held, as a word of
+        the query the item holds (for the tiers), and weighed in its score (`WEIGHT`)."""
         tokens = self.heard.get(found.hit.id)
         if not tokens or tokens.isdisjoint(self.words):
             return found
-        gained = sum(self.idf[s] for s in {s for word, s in self.words.items() if word in tokens})
-        return found._replace(score=found.score + WEIGHT * gained)
+        named = {s for word, s in self.words.items() if word in tokens}
+        score = found.score + WEIGHT * sum(self.idf[s] for s in named)
+        return found._replace(held=found.held.union(named), score=score)
