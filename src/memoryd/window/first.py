@@ -9,7 +9,6 @@ made from `Glance` (read by `glance.read`): this module reads nothing.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -18,12 +17,13 @@ from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
 from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import class_badge, counted, shown_when, tainted_badge, url
+from memoryd.window.layout import class_badge, counted, tainted_badge, url
 from memoryd.window.memory import File
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
 from memoryd.window.sessions import Row
 from memoryd.window.status import forgotten_said
+from memoryd.window.times import shown_stamp, shown_when
 
 
 def uptime(seconds: float) -> str:
@@ -36,10 +36,6 @@ def uptime(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600} h {s % 3600 // 60} min"
     return f"{counted(s // 86400, 'day')} {s % 86400 // 3600} h"
-
-
-def _stamp(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def whose(who: Whose) -> Html:
@@ -55,7 +51,7 @@ def whose(who: Whose) -> Html:
             el(
                 "dd",
                 f"memoryd {who.version}, up {uptime(who.now - who.started)} "
-                f"(since {_stamp(who.started)})",
+                f"(since {shown_stamp(who.started)})",
             ),
             class_="facts",
         ),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join, text
 
 NAV = (
@@ -42,15 +41,6 @@ def page(title: str, active: str, body: Html, refresh: str | None = None, agent:
             "html", el("head", head), el("body", top, el("main", el("h1", title), body)), lang="en"
         )
     )
-
-
-def shown_when(at: str) -> str:
-    """A stored time as every page shows it (`2026-10-03 10:00 UTC`), or as written when it is
-    none (a hand-written line: every field is input)."""
-    try:
-        return when(at)
-    except ValueError:
-        return at
 
 
 def counted(n: int, one: str) -> str:

@@ -24,12 +24,12 @@ from memoryd.memory.edits import OWNER, undo
 from memoryd.memory.files import Document, FileSpec, Memory, ordered, parse, shown_name, used
 from memoryd.memory.journal import Line, Op, last
 from memoryd.memory.replace import read_file
-from memoryd.text.answer import when
 from memoryd.window.changes import change
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, form, hidden, notice, url
 from memoryd.window.refused import Typed
+from memoryd.window.times import shown_when
 
 JOURNAL_SHOWN = 50
 """Journal lines the timeline shows, newest first."""
@@ -239,7 +239,7 @@ def _line(line: Line, csrf: str) -> Html:
     marks = join(
         [
             badge(f"#{line.id}"),
-            badge(when(line.at), "when"),
+            badge(shown_when(line.at), "when"),
             badge(shown_name(line.file), "tag"),
             badge(str(line.op), f"op-{line.op}"),
             badge(by, "who"),

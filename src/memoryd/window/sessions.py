@@ -22,9 +22,9 @@ from memoryd.index.db import Index
 from memoryd.logs.logfiles import epoch_logs, read_from
 from memoryd.logs.records import Kind, parse_line
 from memoryd.text import boundary
-from memoryd.text.answer import when
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, pager, tainted_badge, url
+from memoryd.window.times import shown_when
 
 PAGE = 50
 """Sessions a page lists."""
@@ -144,13 +144,6 @@ def listed(
     return found, int(total), number
 
 
-def _when(at: str) -> str:
-    try:
-        return when(at)
-    except ValueError:
-        return ""
-
-
 def _row(row: Row) -> Html:
     link = f"/sessions/{quote(row.session, safe='')}"
     marks = [tainted_badge()] if row.tainted else []
@@ -164,8 +157,8 @@ def _row(row: Row) -> Html:
         el("td", class_badge(row.data_class)),
         el("td", row.channel),
         el("td", str(row.turns), class_="number"),
-        el("td", _when(row.started)),
-        el("td", _when(row.last)),
+        el("td", shown_when(row.started)),
+        el("td", shown_when(row.last)),
         el("td", join(marks, " ")),
         el("td", el("a", "forget…", href=url("/forget", session=row.session), class_="danger")),
     )

@@ -23,6 +23,7 @@ from memoryd.text import boundary
 from memoryd.text.secrets import redact
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, counted, tainted_badge, url
+from memoryd.window.times import shown_when
 
 FORGOTTEN = "Forgotten (memoryd forget): its text is gone from the log, the index and recall."
 """What a forgotten record's placeholder shows in place of its text."""
@@ -189,7 +190,7 @@ def _entry_html(session: str, entry: Entry) -> Html:
     if entry.name:
         marks.append(badge(entry.name, "who"))
     if entry.at:
-        marks.append(badge(entry.at, "when"))
+        marks.append(badge(shown_when(entry.at), "when"))
     if entry.untrusted:
         marks.append(badge("untrusted", "tainted"))
     elif entry.tainted:
