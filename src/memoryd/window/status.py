@@ -9,6 +9,7 @@ stays fast on a home of 50,000 sessions.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from memoryd import config as config_file
@@ -18,20 +19,41 @@ from memoryd.honcho import status as honcho_status
 from memoryd.index.db import Index
 from memoryd.window.honcho import advice
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, counted, form, shown_when, url
+from memoryd.window.layout import badge, counted, form, url
 from memoryd.window.recalls import Recalled
 from memoryd.window.search import link_of
+from memoryd.window.times import shown_when
 
 DAMAGED_SHOWN = 100
 """Damaged logs the page names."""
 
 
+_kept = threading.local()
+"""This thread's last sum of the finished turns: its connection, what named the index's state
+then (`PRAGMA data_version`, and the connection's own changes), the sum."""
+
+
+def finished(index: Index) -> int:
+    """The turns finished in every log, summed over every row of `logs` (8 ms at 53k sessions)
+    only when a writer committed since this thread's connection last summed them."""
+    conn = index.conn
+    state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    kept = getattr(_kept, "sum", None)
+    if kept is not None and kept[0] is conn and kept[1] == state:
+        return int(kept[2])
+    total = int(conn.execute("SELECT coalesce(sum(finished), 0) FROM logs").fetchone()[0])
+    _kept.sum = (conn, state, total)
+    return total
+
+
 def facts(index: Index, home: Home) -> dict[str, Any]:
     """Sessions, turns, items, the index's size, damaged logs (the first `DAMAGED_SHOWN`), what
     was forgotten and Honcho's sync, as `memoryd status` names them."""
-    sessions, turns, damaged = index.conn.execute(
-        "SELECT count(*), coalesce(sum(finished), 0), count(damage) FROM logs"
-    ).fetchone()
+    sessions = index.conn.execute("SELECT count(*) FROM logs").fetchone()[0]
+    damaged = index.conn.execute(
+        "SELECT count(*) FROM logs WHERE damage IS NOT NULL"  # `logs_damaged`
+    ).fetchone()[0]
+    turns = finished(index)
     named = index.conn.execute(
         "SELECT session, damage FROM logs WHERE damage IS NOT NULL ORDER BY session LIMIT ?",
         (DAMAGED_SHOWN,),
