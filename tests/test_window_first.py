@@ -31,7 +31,7 @@ from memoryd.index.items import Item
 from memoryd.recall_limits import K_DEFAULT
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
-from memoryd.window import first, glance
+from memoryd.window import first, glance, sessions
 from memoryd.window import status as status_page
 from memoryd.window.app import build
 from memoryd.window.chart import (
@@ -381,3 +381,22 @@ def test_the_search_asks_for_as_many_items_as_the_models_recall_by_default(
     # The CLI's and the tools' default (the schema's `k`), so the owner sees what the model sees.
     assert f'value="{K_DEFAULT}"' in k
     assert tools()[0]["input_schema"]["properties"]["k"]["default"] == K_DEFAULT
+
+
+def test_a_count_of_one_reads_in_the_singular_on_every_page(
+    window: tuple[TestClient, Service],
+) -> None:
+    client, _ = window
+    seen = _glance("x")  # Honcho sent 1 turn
+    assert "1 turn sent, 2 pending, 1 failed" in first.page_body(seen, first.Html(""))
+    summary = {
+        "sessions": 1, "turns": 1, "items": 2, "index_bytes": 4096, "damaged_logs": 0,
+        "damaged": {}, "memory_damaged": {}, "honcho": seen.honcho,
+        "forgotten": {"items": 1, "forgets": 1, "last": "2026-11-02T08:00:00Z"},
+    }  # fmt: skip
+    shown = status_page.page_body(summary, [], [], None, "token")
+    assert "<dt>sent</dt><dd>1 turn</dd>" in shown
+    assert "1 item in 1 forget, the last 2026-11-02 08:00 UTC" in shown
+    assert "<p>1 session, newest first.</p>" in sessions.page_body([], 1, 0)
+    assert "1 message queued again." in client.get("/status", params={"retried": 1}).text
+    assert "2 messages queued again." in client.get("/status", params={"retried": 2}).text

@@ -284,7 +284,7 @@ def build(service: Service, keys: Keys) -> Starlette:
         body = status.page_body(summary, failed, lines, session, _csrf(request))
         retried = _number(request.query_params.get("retried", ""))
         if retried is not None:
-            body = join([notice(f"{retried} messages queued again."), body])
+            body = join([notice(f"{layout.counted(retried, 'message')} queued again."), body])
         return _html(page("Status", "status", body))
 
     async def retried(request: Request) -> Response:

@@ -126,9 +126,9 @@ def _files(files: list[File]) -> Html:
                 el("a", found.spec.name, href=f"/memory#{found.spec.name}"),
                 " ",
                 class_badge(found.spec.data_class.value),
-                f" {found.used:,} of {budget:,} characters",
+                f" {found.used:,} of {counted(budget, 'character')}",
                 " (not UTF-8: run `memoryd check`)" if found.doc is None else "",
-                share_bar(parts, f"{found.spec.name}'s budget of {budget:,} characters"),
+                share_bar(parts, f"{found.spec.name}'s budget of {counted(budget, 'character')}"),
             )
         )
     return el(
@@ -164,7 +164,7 @@ def _honcho(part: dict[str, Any] | None) -> Html:
     more.append(el("p", el("a", "Honcho's sync on the status page", href="/status#honcho")))
     return _card(
         "Honcho",
-        f"{part['sent']:,} turns sent, {part['pending']:,} pending, {failed:,} failed",
+        f"{counted(part['sent'], 'turn')} sent, {part['pending']:,} pending, {failed:,} failed",
         share_bar(parts, "Honcho's sync"),
         *more,
     )

@@ -23,7 +23,7 @@ from memoryd.logs.logfiles import epoch_logs, read_from
 from memoryd.logs.records import Kind, parse_line
 from memoryd.text import boundary
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, class_badge, pager, tainted_badge, url
+from memoryd.window.layout import badge, class_badge, counted, pager, tainted_badge, url
 from memoryd.window.times import shown_when
 
 PAGE = 50
@@ -186,5 +186,5 @@ def page_body(rows: list[Row], total: int, number: int) -> Html:
     table = el(
         "table", el("thead", head), el("tbody", join(_row(r) for r in rows)), class_="sessions"
     )
-    count = el("p", f"{total:,} sessions, newest first.")
+    count = el("p", f"{counted(total, 'session')}, newest first.")
     return join([count, pager("/sessions", number, last), table, pager("/sessions", number, last)])

@@ -126,7 +126,7 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
         return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
 
     rows = [
-        ("sent", f"{part['sent']:,} turns"),
+        ("sent", counted(part["sent"], "turn")),
         ("pending", f"{part['pending']:,}" + (" (backing off)" if part["backing_off"] else "")),
         ("skipped", by(part["skipped"])),
         ("failed", by(part["failed"])),
