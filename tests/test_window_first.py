@@ -400,3 +400,13 @@ def test_a_count_of_one_reads_in_the_singular_on_every_page(
     assert "<p>1 session, newest first.</p>" in sessions.page_body([], 1, 0)
     assert "1 message queued again." in client.get("/status", params={"retried": 1}).text
     assert "2 messages queued again." in client.get("/status", params={"retried": 2}).text
+
+
+def test_the_history_kept_is_drawn_once_and_a_new_one_drawn_again() -> None:
+    kept = History(Unit.DAY, [Bar(date(2026, 11, 2), 1, 2), Bar(date(2026, 11, 3), 2, 5)])
+    seen = replace(_glance("x"), history=kept)
+    assert first.page_body(seen, first.Html("")) == first.page_body(seen, first.Html(""))
+    assert first._history(kept) is first._history(kept)  # the markup kept, not drawn again
+    grown = History(Unit.DAY, [*kept.bars, Bar(date(2026, 11, 4), 1, 9)])
+    assert "2026-11-04: 9 turns" in first._history(grown)
+    assert "2026-11-04" not in first._history(kept)
