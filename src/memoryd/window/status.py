@@ -96,9 +96,13 @@ def forgotten_said(forgotten: dict[str, Any]) -> str:
     ...`, or `nothing yet`."""
     if not forgotten["last"]:
         return "nothing yet"
-    gone = counted(int(forgotten["items"]), "item")
+    return f"{counted(int(forgotten['items']), 'item')} {forgotten_when(forgotten)}"
+
+
+def forgotten_when(forgotten: dict[str, Any]) -> str:
+    """How often and when the last (`in 2 forgets, the last ...`), once something was."""
     forgets = counted(int(forgotten["forgets"]), "forget")
-    return f"{gone} in {forgets}, the last {shown_when(str(forgotten['last']))}"
+    return f"in {forgets}, the last {shown_when(str(forgotten['last']))}"
 
 
 def _damaged(summary: dict[str, Any]) -> Html:
@@ -185,10 +189,10 @@ def _recalls(lines: list[Recalled], session: str | None) -> Html:
             el(
                 "tr",
                 el("td", shown_when(line.at)),
-                el("td", line.session or "(none)"),
-                el("td", line.query),
-                el("td", str(line.k)),
-                el("td", str(len(line.hits))),
+                el("td", line.session or "(none)", data_label="session"),
+                el("td", line.query, data_label="query"),
+                el("td", str(line.k), data_label="k"),
+                el("td", str(len(line.hits)), data_label="hits"),
                 el("td", hits, class_="keys"),
             )
         )
