@@ -153,6 +153,19 @@ def test_every_page_fits_the_screen_and_shows_its_whole_navigation(page: Page, p
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, (path, n, box)
 
 
+BROKEN = """[...document.querySelectorAll('th, td .badge, td a.danger')]
+  .filter(e => e.offsetParent !== null && e.textContent.trim())
+  .filter(e => e.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(e).lineHeight))
+  .map(e => e.textContent)"""
+"""The labels of a table (its heads, its badges, its forget links) drawn on more than one line."""
+
+
+@pytest.mark.parametrize("path", ["/sessions", "/status"])
+def test_a_tables_labels_stay_whole(page: Page, path: str) -> None:
+    _open(page, path)
+    assert page.evaluate(BROKEN) == []
+
+
 def test_a_long_word_wraps_inside_its_record_rather_than_running_out(page: Page) -> None:
     _open(page, f"/sessions/{LONG}")
     width = page.evaluate("window.innerWidth")
