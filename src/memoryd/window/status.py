@@ -189,8 +189,8 @@ def _recalls(lines: list[Recalled], session: str | None) -> Html:
             el(
                 "tr",
                 el("td", shown_when(line.at)),
-                el("td", line.session or "(none)", data_label="session"),
-                el("td", line.query, data_label="query"),
+                el("td", line.session or "(none)", class_="id", data_label="session"),
+                el("td", line.query, class_="query", data_label="query"),
                 el("td", str(line.k), data_label="k"),
                 el("td", str(len(line.hits)), data_label="hits"),
                 el("td", hits, class_="keys"),
