@@ -1,5 +1,7 @@
 """The screenshots of the owner's window in docs/window/: a small demo home, served by a real
-daemon, each page loaded in Debian's headless Chromium (Playwright) and saved as a PNG.
+daemon on a machine in Europe/Berlin (its times show the owner's zone beside UTC), each page
+loaded in Debian's headless Chromium (Playwright) 1280 px wide and saved as a PNG; the first
+page at 360 px too.
 
     .venv/bin/python bench/window_shots.py            # writes docs/window/*.png
 """
@@ -7,6 +9,7 @@ daemon, each page loaded in Debian's headless Chromium (Playwright) and saved as
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -17,11 +20,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.serve.client import Client
 from window import ARGS, CHROMIUM
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "window"
+
+WIDE = {"width": 1280, "height": 800}
+"""The wide screen every page is taken on."""
+
+ZONE = "Europe/Berlin"
+"""The demo machine's zone: the owner's, shown beside each UTC time."""
 
 
 def _log(home: Home, session: str, records: list[dict[str, Any]], epoch: int = 0) -> None:
@@ -119,6 +129,12 @@ def demo(home: Home) -> None:
                 f"2026-11-{day:02d}T{7 + n:02d}:30:00Z",
             )
         _log(home, f"chat-2026-11-{day:02d}", turns)
+    # A turn the owner takes back: forgotten once the daemon has indexed it (`main`).
+    _log(
+        home,
+        "telegram-2026-11-02",
+        _turn("Anna's surprise party is on the 20th.", "Noted.", "2026-11-02T21:00:00Z"),
+    )
 
 
 def main() -> int:
@@ -131,6 +147,7 @@ def main() -> int:
     daemon = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--home", str(home.root)],
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "TZ": ZONE},
     )
     try:
         while not (home.root / "memoryd.sock").exists():
@@ -152,6 +169,7 @@ def main() -> int:
             )
             client.recall("sailing trip Lena", 5, "telegram-2026-11-02")
             client.recall("mooring fee", 5, "chat-2026-11-20")
+            client.forget(Asked(keys=("telegram-2026-11-02:3",)))
             made = client.window()
             link = made["url"]
         OUT.mkdir(parents=True, exist_ok=True)
@@ -162,7 +180,7 @@ def main() -> int:
                 executable_path=CHROMIUM,
                 args=ARGS,
                 headless=True,
-                viewport={"width": 1100, "height": 760},
+                viewport=WIDE,
             )
             page = context.new_page()
             page.goto(Path(made["file"]).as_uri())  # as `memoryd window` opens it
@@ -173,7 +191,7 @@ def main() -> int:
             page.set_viewport_size({"width": 360, "height": 760})
             page.screenshot(path=str(OUT / "first-360.png"), full_page=True)
             print("docs/window/first-360.png")
-            page.set_viewport_size({"width": 1100, "height": 760})
+            page.set_viewport_size(WIDE)
             # A search is posted (its query in no address): typed as the owner types it.
             page.fill("input[name=q]", "sailing boat")
             page.click("form.search button")
@@ -182,7 +200,8 @@ def main() -> int:
             print("docs/window/search.png")
             shots = {
                 "sessions": "/sessions",
-                "session": "/sessions/web-research-2026-11-05",
+                # As a search result's link opens it: the turn it names marked.
+                "session": "/sessions/web-research-2026-11-05#turn-2",
                 "memory": "/memory",
                 "status": "/status",
                 "forget": "/forget?session=telegram-2026-11-02&turn=1",
