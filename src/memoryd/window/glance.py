@@ -26,11 +26,13 @@ from memoryd.window.sessions import Row, listed
 
 _BAR = {
     Unit.DAY: "day",
-    Unit.WEEK: "(day + 3) / 7",
+    Unit.WEEK: "(day + 3 + 7 * 200000) / 7",
     Unit.MONTH: "strftime('%Y-%m', day * 86400, 'unixepoch')",
 }
 """What the days of one bar share, as SQL; a day is days since 1970-01-01 (a Thursday), so
-`(day + 3) / 7` counts weeks from Monday 1969-12-29, `chart`'s weeks."""
+`(day + 3) / 7` counts weeks from Monday 1969-12-29, `chart`'s weeks. SQLite's division cuts
+toward zero, which put the days before that Monday in its week: 200,000 weeks more (past year 1)
+keep every day's sum positive."""
 
 EPOCH = date(1970, 1, 1)
 """Day 0 of `turn_days`."""
