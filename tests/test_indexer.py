@@ -48,12 +48,12 @@ def test_a_user_record_without_a_speaker_is_the_owners(home: Home, index: Index)
     assert ("s1:1:user", "kyle") in [(row[0], row[4]) for row in items(index)]
 
 
-def test_an_unfinished_turn_is_not_indexed_until_its_final_arrives(
+def test_an_unfinished_turn_gives_its_users_text_at_once_and_its_reply_when_it_arrives(
     home: Home, index: Index
 ) -> None:
     write_log(home, "s1", [{"type": "user", "text": "still thinking", "at": "2026-09-28T23:19Z"}])
     catch_up(index, home.sessions, NAMES)
-    assert keys(index) == []
+    assert keys(index) == ["s1:1:user"]
     write_log(home, "s1", [{"type": "final", "text": "done", "at": "2026-09-28T23:20Z"}])
     catch_up(index, home.sessions, NAMES)
     assert keys(index) == ["s1:1:reply", "s1:1:user"]
@@ -126,11 +126,12 @@ def test_a_partial_last_line_is_read_once_it_is_complete(home: Home, index: Inde
         f.write(json.dumps({"type": "user", "text": "second", "at": "2026-09-28T23:19Z"}) + "\n")
         f.write(final[:10])
     done = catch_up(index, home.sessions, NAMES)
-    assert (done.items, done.damaged) == (2, {})
+    # The first turn, and the second's user's text while its reply is being written.
+    assert (done.items, done.damaged) == (3, {})
     with path.open("a") as f:
         f.write(final[10:] + "\n")
     catch_up(index, home.sessions, NAMES)
-    assert "s1:2:reply" in keys(index)
+    assert keys(index) == ["s1:1:reply", "s1:1:user", "s1:2:reply", "s1:2:user"]
 
 
 def test_a_damaged_line_is_skipped_and_the_turns_after_it_are_indexed_tainted(

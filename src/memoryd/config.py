@@ -14,12 +14,13 @@ from typing import Any
 from memoryd.errors import ConfigError
 from memoryd.labels import DataClass
 from memoryd.memory.files import DEFAULT_FILES, FILE_NAME, FileSpec, Kind, ordered
+from memoryd.recall_limits import UNANSWERED_AFTER_MAX, UNANSWERED_AFTER_S
 from memoryd.text import boundary
 from memoryd.text.secrets import has_secret
 
 # Tables read by later parts of memoryd; accepted here so that a home configured for them
 # still starts.
-_KNOWN = {"agent", "owner", "honcho", "memory", "connect", "semantic"}
+_KNOWN = {"agent", "owner", "honcho", "memory", "connect", "semantic", "recall"}
 
 CONNECT_HOSTS = ("claude-code", "codex")
 """The hosts `memoryd connect` follows, as `[connect.<host>]` names them."""
@@ -101,6 +102,9 @@ class Config:
     """`[connect.<host>] trusted_tools`: the tools the owner trusts beyond the built-in table."""
     semantic: SemanticConfig | None = None
     """`[semantic] enabled = true`: the semantic tier; None, as by default, when it is off."""
+    unanswered_after_s: int = UNANSWERED_AFTER_S
+    """`[recall] unanswered_after_s`: how long a session's own recall leaves out its last
+    message while no reply has come (`answering`)."""
 
     def trusted_tools(self, host: str) -> frozenset[str]:
         """The tools the owner marked trusted for `host` (none by default)."""
@@ -158,6 +162,7 @@ def load(path: Path) -> Config:
         honcho=_honcho(raw["honcho"], path) if "honcho" in raw else None,
         connect=_connect(raw.get("connect", {}), path),
         semantic=_semantic(raw.get("semantic", {}), path),
+        unanswered_after_s=_unanswered_after(raw.get("recall", {}), path),
     )
     if config.agent.casefold() == config.owner.casefold():
         # Every item says who spoke: the agent's own words would read as the owner's.
@@ -260,6 +265,18 @@ def _semantic(table: Any, path: Path) -> SemanticConfig | None:
             "the path of a folder holding a sentence-transformers model"
         )
     return SemanticConfig(model.strip()) if enabled else None
+
+
+def _unanswered_after(table: Any, path: Path) -> int:
+    """`[recall] unanswered_after_s`: whole seconds, 1 to a week."""
+    where = f"{path}: [recall]"
+    _table(table, {"unanswered_after_s"}, where)
+    value = table.get("unanswered_after_s", UNANSWERED_AFTER_S)
+    if type(value) is int and 1 <= value <= UNANSWERED_AFTER_MAX:  # a bool is no int here
+        return value
+    raise ConfigError(
+        f"{where}: unanswered_after_s is a number of seconds, 1 to {UNANSWERED_AFTER_MAX}"
+    )
 
 
 def _honcho(table: Any, path: Path) -> HonchoConfig:

@@ -102,11 +102,13 @@ def recalled(home: Home, served: bool, query: str, k: int, session: str | None) 
     def answer(home: Home, index: Index) -> Answer:
         config = config_file.load(home.config)
         if config.honcho is None:
-            return recall(index, query, k, session, datetime.now(UTC), home.recalls)
+            now, after = datetime.now(UTC), config.unanswered_after_s
+            return recall(index, query, k, session, now, home.recalls, after)
         # Imported here: the Honcho client needs httpx, which `memoryd --help` must not load.
         from memoryd.honcho.answer import Reading, recall_with
 
         reading = Reading.of(config, lambda line: click.echo(line, err=True))
-        return recall_with(index, query, k, session, datetime.now(UTC), home.recalls, reading)
+        now, after = datetime.now(UTC), config.unanswered_after_s
+        return recall_with(index, query, k, session, now, home.recalls, reading, after)
 
     return indexed(home, served, answer, session=session)

@@ -13,13 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from memoryd import answering
 from memoryd.errors import RecallError
 from memoryd.home import make_folder, open_private
 from memoryd.index.db import Index
 from memoryd.index.items import Hit
 from memoryd.labels import DataClass, Label
 from memoryd.logs.sessions import UNNAMED
-from memoryd.recall_limits import K_MAX, QUERY_MAX
+from memoryd.recall_limits import K_MAX, QUERY_MAX, UNANSWERED_AFTER_S
 from memoryd.search.parts import DEPTH, search, terms
 from memoryd.search.timing import timing
 from memoryd.text import boundary
@@ -95,9 +96,12 @@ def local(
     now: datetime,
     recalls: Path,
     fuser: Fuser | None = None,
+    after: int = UNANSWERED_AFTER_S,
 ) -> Local:
-    """Search the index, log the recall, and give the hits as items with their label."""
-    found = searched(index, query, k, ceiling(index, session), now, fuser)
+    """Search the index, log the recall, and give the hits as items with their label; the
+    turn `session` is answering is not shown to it (`answering`, `after` seconds at most)."""
+    hidden = answering.hidden(index, session, now, after)
+    found = searched(index, query, k, ceiling(index, session), now, fuser, hidden)
     log(recalls, now, session, query, k, found.hits)
     return found
 
@@ -109,21 +113,23 @@ def searched(
     highest: DataClass | None = None,
     now: datetime | None = None,
     fuser: Fuser | None = None,
+    hidden: frozenset[str] = frozenset(),
 ) -> Local:
     """`local` without the log line: with Honcho, the line is written once both parts are.
-    With `highest`, items of a higher class are not searched; the query's time words are read
-    relative to `now` (None: only those naming their own year: `timing`); with `fuser`, its
-    ranking is joined to the lexical one (whose first `k` are the first `k` of its first
-    `DEPTH`)."""
+    With `highest`, items of a higher class are not searched, nor are those keyed `hidden`;
+    the query's time words are read relative to `now` (None: only those naming their own year:
+    `timing`); with `fuser`, its ranking is joined to the lexical one (whose first `k` are the
+    first `k` of its first `DEPTH`)."""
     found = check(query, k)
     time = timing(query, now)
     lift = None if time is None else time.lift
     if fuser is None:
-        hits = search(index, found, k, highest, lift=lift)
+        hits = search(index, found, k, highest, lift=lift, hidden=hidden)
     else:
-        hits = fuser.fused(
-            index, query, search(index, found, DEPTH, highest, lift=lift), k, highest
-        )
+        lexical = search(index, found, DEPTH, highest, lift=lift, hidden=hidden)
+        # The fuser's own nearest items may hold a hidden one: asked for as many more.
+        fused = fuser.fused(index, query, lexical, k + len(hidden), highest)
+        hits = [hit for hit in fused if hit.item.key not in hidden][:k]
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),
@@ -150,9 +156,10 @@ def recall(
     now: datetime,
     recalls: Path,
     fuser: Fuser | None = None,
+    after: int = UNANSWERED_AFTER_S,
 ) -> Answer:
-    """Answer the model's `recall` from the local index."""
-    found = local(index, query, k, session, now, recalls, fuser)
+    """Answer the model's `recall` from the local index (`after`: as `local` takes it)."""
+    found = local(index, query, k, session, now, recalls, fuser, after)
     if not found.items:
         return Answer(no_matches(query), Label())
     return Answer("\n".join(found.items), found.label)

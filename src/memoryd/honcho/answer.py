@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from memoryd import answering
 from memoryd.config import Config
 from memoryd.honcho.client import Honcho
 from memoryd.honcho.read import Log, Pending, begin, sources, stderr
@@ -34,6 +35,7 @@ from memoryd.recall import (
     recall,
     searched,
 )
+from memoryd.recall_limits import UNANSWERED_AFTER_S
 
 
 @dataclass(frozen=True)
@@ -105,18 +107,21 @@ def begin_recall(
     recalls: Path,
     reading: Reading | None,
     fuser: Fuser | None = None,
+    after: int = UNANSWERED_AFTER_S,
 ) -> Begun | Answered:
     """The part of the model's `recall` that reads the index: Honcho asked (its wait counts
     from now) and the index searched meanwhile (with `fuser`'s ranking joined to it); `finish`
-    gives the answer."""
+    gives the answer. The turn `session` is answering is not shown to it (`answering`, `after`
+    seconds at most)."""
     highest = ceiling(index, session)
     # A session is shown nothing above its class: a source of a higher class is not asked.
     asked = [] if reading is None else reading.below(highest)
     if reading is None or not asked:
-        return Answered(recall(index, query, k, session, now, recalls, fuser))
+        return Answered(recall(index, query, k, session, now, recalls, fuser, after))
     check(query, k)  # a refused query asks no one
     started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    found = searched(index, query, k, highest, now, fuser)
+    hidden = answering.hidden(index, session, now, after)
+    found = searched(index, query, k, highest, now, fuser, hidden)
     return Begun(found, started, query, k, session, now, recalls)
 
 
@@ -128,6 +133,8 @@ def recall_with(
     now: datetime,
     recalls: Path,
     reading: Reading | None,
+    after: int = UNANSWERED_AFTER_S,
 ) -> Answer:
-    """Answer the model's `recall` from the local index and, with `reading`, from Honcho."""
-    return begin_recall(index, query, k, session, now, recalls, reading).finish()
+    """Answer the model's `recall` from the local index and, with `reading`, from Honcho
+    (`after`: as `begin_recall` takes it)."""
+    return begin_recall(index, query, k, session, now, recalls, reading, after).finish()

@@ -58,9 +58,9 @@ reply is not indexed, so one pasted file cannot cost the index (and every recall
 
 
 def turn_items(session: str, turn: Turn, data_class: str, names: Names) -> list[Item]:
-    """The items of a turn that is over: the user's text (unless given already, when a
-    compaction ended the turn before its `final`) and the final reply when it has one
-    (`Progress` has removed their secrets and cleaned the speaker)."""
+    """The items of a turn given: the user's text (unless given already: while the turn
+    waited for its `final`, or when a compaction ended it first) and the final reply when it
+    has one (`Progress` has removed their secrets and cleaned the speaker)."""
     found = []
     if not turn.given:
         found.append(
@@ -185,6 +185,8 @@ def read_session(
                 "changes"
             )
             break
+    # The owner's words are recallable as soon as they are read, before their reply.
+    close(progress.unanswered())
     if rewritten is not None:
         items = rewritten.settle(progress, items)
     mark = Mark.of(offset, tail)
@@ -238,7 +240,8 @@ def catch_up(
     changed: Iterable[Change] | None = None,
     writer: Writer | None = None,
 ) -> CatchUp:
-    """Index every finished turn written since the last catch-up; drop vanished sessions. Only
+    """Index every turn written since the last catch-up (the last one's user's text before
+    its reply comes); drop vanished sessions. Only
     the sessions `changes` names are read (`changed`: what a scan made already gave), `writer`
     held only while each batch is written, and `on_session` told after each."""
     found = sorted(changes(index, sessions) if changed is None else changed)

@@ -30,9 +30,12 @@ class Turn:
     reply_at: str | None = None
     reply_tainted: bool = False
     given: bool = False
-    """Whether the user's text was already given, without a reply, as a turn that is over (a
-    compaction or a later epoch followed it): its `final` may still come, and then only the
-    reply is new."""
+    """Whether the user's text was already given without its reply: at once, while the turn
+    waits for it (`Progress.unanswered`), or as a turn that is over (a compaction or a later
+    epoch followed it). Its `final` may still come, and then only the reply is new."""
+    answering: bool = False
+    """Whether the turn is the one being answered: given while it waited for its reply, and
+    nothing but the agent's own work on it has followed (no compaction, no later epoch)."""
     reply_speaker: str | None = None
     """Who said the reply, when its `final` names a `speaker` (a loop relaying between people):
     the agent otherwise."""
@@ -130,13 +133,23 @@ class Progress:
         return [pending] if pending is not None and not pending.given else []
 
     def new_epoch(self) -> list[Turn]:
-        """A compaction or a later epoch: the turn waiting for its `final` is over, so its
-        user's text is given (once); a `final` that still comes before the next `user` gives
-        the reply."""
+        """A compaction or a later epoch: the turn waiting for its `final` is over, no longer
+        the one being answered, so its user's text is given (once: not when given already);
+        a `final` that still comes before the next `user` gives the reply."""
+        pending = self.pending
+        if pending is None:
+            return []
+        self.pending = replace(pending, given=True, answering=False)
+        return [] if pending.given else [pending]
+
+    def unanswered(self) -> list[Turn]:
+        """The turn waiting for its `final`, given now (once) so that the user's words are
+        recallable as soon as they are read: it stays the one being answered (`answering`)
+        until its reply, a later `user`, a compaction or a later epoch follows."""
         pending = self.pending
         if pending is None or pending.given:
             return []
-        self.pending = replace(pending, given=True)
+        self.pending = replace(pending, given=True, answering=True)
         return [pending]
 
     def damaged_at(self, error: DamagedLogError) -> None:

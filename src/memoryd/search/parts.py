@@ -130,15 +130,17 @@ def search(
     floor: int = COMMON_FLOOR,
     costs: Costs = COSTS,
     lift: Lift | None = None,
+    hidden: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """The at most `k` best items for the terms (`ranking`): every-term items first, then, with
     three terms or more, all-but-one items, then some-term items; with `highest`, only items of
-    that class or a lower one, all read from one state of the index (`Index.snapshot`); with
-    `lift`, each item's score times it (`timing`)."""
+    that class or a lower one; the items keyed `hidden` as if the index did not hold them (the
+    turn being answered, in its own session's recall); all read from one state of the index
+    (`Index.snapshot`); with `lift`, each item's score times it (`timing`)."""
     # Read apart, the counts disagreed (items added between the items counted and the
     # documents: idf's log of a negative) and rows matched could be gone when read (a forget).
     with index.snapshot():
-        return _search(index, found, k, highest, floor, costs, lift)
+        return _search(index, found, k, highest, floor, costs, lift, hidden)
 
 
 def _search(
@@ -149,6 +151,7 @@ def _search(
     floor: int,
     costs: Costs,
     lift: Lift | None,
+    hidden: frozenset[str],
 ) -> list[Hit]:
     allowed = tuple(c.value for c in DataClass if highest is None or c <= highest)
     classes = None if len(allowed) == len(DataClass) else allowed
@@ -187,7 +190,7 @@ def _search(
             best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
-        return ranked([ranking(h) for h in best], {}, 1, k, lift)
+        return ranked([ranking(h) for h in best if h.item.key not in hidden], {}, 1, k, lift)
     names = Names.of(index, query, items)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
@@ -235,10 +238,11 @@ def _search(
         seen = {hit.id for hit in candidates}
         found_named = names.candidates(index, kept, documents, depth, classes)
         candidates += [hit for hit in found_named if hit.id not in seen]
+    candidates = [hit for hit in candidates if hit.item.key not in hidden]
     # Only the neighbours not already scored as candidates are read and scored; one of a
     # higher class than the search's is neither shown nor counted.
     others = {key for c in candidates for key in neighbours(c.item.key)}
-    others -= {hit.item.key for hit in candidates}
+    others -= {hit.item.key for hit in candidates} | hidden
     near = [hit for hit in index.by_keys(sorted(others)) if hit.item.data_class in allowed]
     if names is not None:
         names.read([*candidates, *near])

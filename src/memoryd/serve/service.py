@@ -42,6 +42,7 @@ from memoryd.memory.files import Memory, shown_name
 from memoryd.memory.journal import Op
 from memoryd.memory.recovery import recover
 from memoryd.memory.trust import trust
+from memoryd.recall_limits import UNANSWERED_AFTER_S
 from memoryd.serve.append import append_lines, checked
 from memoryd.serve.footprint import Ready
 from memoryd.serve.indexes import Indexes
@@ -88,6 +89,8 @@ class Service:
     """When the service was opened (the daemon's start): the window shows its uptime."""
     semantic: Tier | None = None
     """The semantic tier, when `[semantic]` switches it on (its worker is the daemon's)."""
+    unanswered_after_s: int = UNANSWERED_AFTER_S
+    """How long a session's own recall leaves out its last message while no reply has come."""
 
     @classmethod
     def open(cls, home: Home) -> Service:
@@ -98,7 +101,14 @@ class Service:
         memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)
         names = Names(config.agent, config.owner)
         indexes = Indexes(home.index, home.sessions, names, memory.journal)
-        service = cls(home, names, memory, indexes, reading=Reading.of(config))
+        service = cls(
+            home,
+            names,
+            memory,
+            indexes,
+            reading=Reading.of(config),
+            unanswered_after_s=config.unanswered_after_s,
+        )
         if config.semantic is not None:
             # Imported only when switched on; SemanticError when its extra or model is missing.
             from memoryd.semantic.tier import Tier
@@ -203,8 +213,10 @@ class Service:
         def begun(index: Index) -> Begun | Answered:
             # No lock is held here: a slow Honcho delays only this answer, never an edit.
             now = datetime.now(UTC)
-            recalls, reading = self.home.recalls, self.reading
-            return begin_recall(index, query, k, session, now, recalls, reading, self.semantic)
+            recalls, reading, after = self.home.recalls, self.reading, self.unanswered_after_s
+            return begin_recall(
+                index, query, k, session, now, recalls, reading, self.semantic, after=after
+            )
 
         part = self.read_index(begun, session)
         if isinstance(part, Answered):
