@@ -66,7 +66,8 @@ def append(path: Path, data: bytes) -> None:
 def test_a_user_followed_by_a_user_indexes_the_first_users_text(home: Home, index: Index) -> None:
     write_log(home, "s", [user("the boat is blue"), user("are you there?")])
     catch_up(index, home.sessions, NAMES)
-    assert texts(index) == {"s:1:user": "the boat is blue"}
+    # The second is given too, at once: its turn waits for the reply (test_unanswered).
+    assert texts(index) == {"s:1:user": "the boat is blue", "s:2:user": "are you there?"}
     write_log(home, "s", [final("yes")])
     catch_up(index, home.sessions, NAMES)
     assert texts(index) == {
@@ -78,10 +79,14 @@ def test_a_user_followed_by_a_user_indexes_the_first_users_text(home: Home, inde
     assert state is not None and state.finished == 1
 
 
-def test_the_turn_still_being_answered_is_not_recallable(home: Home, index: Index) -> None:
+def test_the_turn_still_being_answered_gives_its_users_text_as_said_before_the_taint(
+    home: Home, index: Index
+) -> None:
     write_log(home, "s", [*turn("one", "1"), user("thinking about it"), UNTRUSTED])
     catch_up(index, home.sessions, NAMES)
-    assert set(texts(index)) == {"s:1:user", "s:1:reply"}
+    assert set(texts(index)) == {"s:1:user", "s:1:reply", "s:2:user"}
+    (tag,) = index.conn.execute("SELECT tag FROM items WHERE key = 's:2:user'").fetchone()
+    assert tag == "memory"
 
 
 def test_a_compaction_ends_the_turn_and_a_final_after_it_adds_only_the_reply(
@@ -95,16 +100,19 @@ def test_a_compaction_ends_the_turn_and_a_final_after_it_adds_only_the_reply(
     assert texts(index) == {"s:1:user": "long task", "s:1:reply": "finished it"}
     write_log(home, "s", [user("next")])
     catch_up(index, home.sessions, NAMES)  # The user item is not given a second time.
-    assert set(texts(index)) == {"s:1:user", "s:1:reply"}
+    assert set(texts(index)) == {"s:1:user", "s:1:reply", "s:2:user"}
 
 
 def test_a_later_epoch_ends_the_turn_of_the_earlier_one(home: Home, index: Index) -> None:
     write_log(home, "s", [user("crashed before the reply")])
     catch_up(index, home.sessions, NAMES)
-    assert texts(index) == {}
+    assert texts(index) == {"s:1:user": "crashed before the reply"}
+    answering = json.loads(index.log_state("s").progress)["pending"]["answering"]  # type: ignore[union-attr]
     write_log(home, "s", [{"type": "assistant", "text": "where was I?"}], epoch=1)
     catch_up(index, home.sessions, NAMES)
     assert texts(index) == {"s:1:user": "crashed before the reply"}
+    pending = json.loads(index.log_state("s").progress)["pending"]  # type: ignore[union-attr]
+    assert (answering, pending["answering"]) == (True, False)
 
 
 def test_an_ended_turn_is_indexed_the_same_by_reindex(home: Home, index: Index) -> None:
