@@ -61,6 +61,9 @@ def test_the_turn_being_answered_is_never_shown_to_itself(waiting: Index) -> Non
     assert keys(waiting, "kayak", "s1") == []
     just_before = SAID + timedelta(seconds=UNANSWERED_AFTER_S - 1)
     assert keys(waiting, "moor kayak", "s1", just_before) == []
+    # Nor as the message after a reply that matched, as its neighbour.
+    assert keys(waiting, "hello hi", "s1") == ["s1:1:user", "s1:1:reply"]
+    assert "s1:2:user" in keys(waiting, "hello hi", "s2")
 
 
 def test_its_own_session_sees_it_once_the_configured_time_has_passed(waiting: Index) -> None:
