@@ -38,7 +38,7 @@ def classed(home: Home, index: Index) -> Index:
 
 def shown(home: Home, index: Index, session: str | None) -> list[str]:
     text = recall(index, "walrus", 20, session, NOW, home.recalls).text
-    return sorted(line.rsplit(" · ", 1)[1] for line in text.splitlines() if line.startswith("["))
+    return sorted({line.rsplit(" · ", 1)[1] for line in text.splitlines() if line.startswith("[")})
 
 
 @pytest.mark.parametrize(

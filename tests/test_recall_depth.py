@@ -27,7 +27,7 @@ from memoryd.search.parts import (
     terms,
 )
 from memoryd.search.parts import FUNCTION as FUNCTION_WEIGHT
-from memoryd.search.ranking import PASSAGE, Query, Scored, ranked, score
+from memoryd.search.ranking import PASSAGE, Query, Scored, neighbours, ranked, score
 from memoryd.search.weights import Weights
 from memoryd.text.stopwords import content
 
@@ -161,12 +161,20 @@ def test_a_rare_word_is_answered_from_all_its_items_as_from_fts5s_best(
             # The slow path: FTS5's best rows, as many as a one-word search looks for.
             best = index.search(some([word]), 2 * DEPTH, classes)
             scored = [Scored(h, *score(h.item.text, query, idf_of, held / items)) for h in best]
+            # With the items next to them, as every search reads them.
+            others = {key for h in best for key in neighbours(h.item.key)}
+            others -= {h.item.key for h in best}
+            around = {
+                h.item.key: Scored(h, *score(h.item.text, query, idf_of, held / items))
+                for h in index.by_keys(sorted(others))
+                if classes is None or h.item.data_class in classes
+            }
             for k in (1, 5, DEPTH):
                 executed: list[str] = []
                 index.conn.set_trace_callback(executed.append)
                 fast = [h.id for h in search(index, [word], k, highest)]
                 index.conn.set_trace_callback(None)
-                assert fast == [h.id for h in ranked(scored, {}, 1, k)], (word, k)
+                assert fast == [h.id for h in ranked(scored, around, 1, k)], (word, k)
                 if documents <= 2 * DEPTH:
                     read_whole += 1
                     assert not [sql for sql in executed if "bm25(items_fts)" in sql], word

@@ -181,8 +181,9 @@ def _search(
         return found if names is None else names.scored(found)
 
     if len(query.stems) == 1:
-        # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first;
-        # no neighbour is read. A common word's best rows are kept in order (`common`), read
+        # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first,
+        # with the items next to them, as for more words (the reply to the question that
+        # holds the word). A common word's best rows are kept in order (`common`), read
         # instead of FTS5 ranking the word's whole doclist; a rare word's, no more than that,
         # are all read, unranked.
         best = index.best_of(words[0], 2 * depth, classes)
@@ -190,7 +191,9 @@ def _search(
             best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
-        return ranked([ranking(h) for h in best if h.item.key not in hidden], {}, 1, k, lift)
+        best = [hit for hit in best if hit.item.key not in hidden]
+        near = _near(index, best, allowed, hidden)
+        return ranked([ranking(h) for h in best], _scored(near, ranking), 1, k, lift)
     names = Names.of(index, query, items)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
@@ -239,16 +242,27 @@ def _search(
         found_named = names.candidates(index, kept, documents, depth, classes)
         candidates += [hit for hit in found_named if hit.id not in seen]
     candidates = [hit for hit in candidates if hit.item.key not in hidden]
-    # Only the neighbours not already scored as candidates are read and scored; one of a
-    # higher class than the search's is neither shown nor counted.
-    others = {key for c in candidates for key in neighbours(c.item.key)}
-    others -= {hit.item.key for hit in candidates} | hidden
-    near = [hit for hit in index.by_keys(sorted(others)) if hit.item.data_class in allowed]
+    near = _near(index, candidates, allowed, hidden)
     if names is not None:
         names.read([*candidates, *near])
     ranks = [ranking(hit) for hit in candidates]
-    around = {hit.item.key: ranking(hit) for hit in near}
-    return ranked(ranks, around, len(about), k, lift)
+    return ranked(ranks, _scored(near, ranking), len(about), k, lift)
+
+
+def _near(
+    index: Index, candidates: list[Hit], allowed: tuple[str, ...], hidden: frozenset[str]
+) -> list[Hit]:
+    # The items next to the candidates (`neighbours`): only those not already candidates, nor
+    # `hidden`; one of a higher class than the search's (not `allowed`) is neither shown nor
+    # counted.
+    others = {key for c in candidates for key in neighbours(c.item.key)}
+    others -= {hit.item.key for hit in candidates} | hidden
+    return [hit for hit in index.by_keys(sorted(others)) if hit.item.data_class in allowed]
+
+
+def _scored(near: list[Hit], ranking: Callable[[Hit], Scored]) -> dict[str, Scored]:
+    # The neighbours scored, by key, as `ranked` takes them.
+    return {hit.item.key: ranking(hit) for hit in near}
 
 
 def only_common(words: list[str], uncommon: list[str]) -> list[str]:
