@@ -25,6 +25,7 @@ from memoryd.recall import recall
 from memoryd.search.expressions import all_but_one, either, most_of
 from memoryd.search.parts import DEPTH, Costs, only_common, search, terms
 from memoryd.search.ranking import LENGTH, STEM_ONLY, Query, Scored, core, ranked, score
+from memoryd.text.answer import parse_time
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import content
 
@@ -284,6 +285,49 @@ def test_an_item_holding_no_word_comes_after_those_whose_conversation_holds_ever
     indexed(home, index)
     found = keys(index, "the kayak harbour", 3)
     assert found.index("s2:1:user") < found.index("s1:1:reply")
+
+
+TIMES = [AT, "2026-09-28T23:18Z", "2026-09-29T01:00:00+02:00"]
+"""Times of one instant written two ways, and one before it."""
+
+
+def _tied(home: Home, order: list[int], times: list[str]) -> None:
+    # The same message from a speaker of its own in each session (so none is shown once for
+    # another): every one holds the word as often, in as many words.
+    for n in order:
+        at = times[n]
+        write_log(home, f"s{n}", turn("the kayak is red", f"reply {n}", at=at, speaker=f"p{n}"))
+
+
+@given(
+    order=st.permutations(list(range(9))),
+    times=st.lists(st.sampled_from(TIMES), min_size=9, max_size=9),
+    query=st.sampled_from(["kayak", "red kayak", "the kayak"]),
+    k=st.sampled_from([1, 3, 5, 20]),
+)
+def test_ties_are_shown_in_the_same_order_whatever_order_the_index_took_them_in(
+    order: list[int], times: list[str], query: str, k: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder) / "home").create()
+        with Index(Path(folder) / "as-written.sqlite") as written:
+            for n in order:  # the watcher's order: each session as it is written
+                _tied(home, [n], times)
+                catch_up(written, home.sessions, NAMES)
+            with Index(Path(folder) / "by-name.sqlite") as by_name:  # as a reindex reads
+                catch_up(by_name, home.sessions, NAMES)
+                assert keys(written, query, k) == keys(by_name, query, k)
+                found = search(by_name, terms(query), k)
+    said = [hit for hit in found if hit.item.kind == "said"]
+    placed = [(parse_time(hit.item.at), hit.item.key) for hit in said]
+    assert placed == sorted(placed)  # the older first, then by key
+
+
+def test_a_tie_shows_the_older_item_first_then_the_lower_key(home: Home, index: Index) -> None:
+    for n in (2, 1, 0):
+        _tied(home, [n], ["2026-09-28T23:19Z", AT, "2026-09-28T23:20:00+02:00"])
+        catch_up(index, home.sessions, NAMES)
+    assert keys(index, "kayak", 3) == ["s2:1:user", "s0:1:user", "s1:1:user"]
 
 
 def hit(key: str, n: int) -> Hit:

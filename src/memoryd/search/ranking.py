@@ -25,17 +25,21 @@ Pure: the search fetches the candidates and the items next to them; this orders 
   shown once, at its best rank.
 - **Time.** Given a `lift` (`timing`: the query's time words), each item's score, its
   neighbours' and its session's added, is multiplied by it, within its tier.
+- **Ties.** Items of the same tier and score are shown the older first, then by key: never in
+  the order the index took them in, which a reindex changes.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
+from memoryd.text.answer import parse_time
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import STOP_WORDS
 
@@ -257,7 +261,8 @@ def ranked(
 ) -> list[Hit]:
     """The `k` best of the candidates and the items next to them (`around`, by key): by tier,
     then by score with their neighbours' and their session's best added (times `lift` of the
-    item, when given: `timing`), older first on a tie; each speaker's text once."""
+    item, when given: `timing`), older first on a tie, then by key (`settled`); each speaker's
+    text once."""
     found = {c.hit.item.key: c for c in candidates}
     for key, c in around.items():
         found.setdefault(key, c)
@@ -275,11 +280,11 @@ def ranked(
         boosted = c.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session
         if lift is not None:
             boosted *= lift(c.hit.item)
-        order.append((_tier(c, near, terms), -boosted, c.hit.id, c.hit))
-    order.sort()
+        order.append((_tier(c, near, terms), -boosted, c.hit))
+    order.sort(key=_placed)
     shown: list[Hit] = []
     seen: set[tuple[str, str]] = set()
-    for *_, hit in order:
+    for *_, hit in settled(order):
         said = (hit.item.who, hit.item.text)
         if said in seen:
             continue
@@ -288,6 +293,26 @@ def ranked(
         if len(shown) == k:
             break
     return shown
+
+
+Placed = tuple[int, float, Hit]
+"""An item as the ranking places it: its tier, its score negated, and the item."""
+
+
+def _placed(row: Placed) -> tuple[int, float]:
+    return row[0], row[1]
+
+
+def settled(order: list[Placed]) -> Iterator[Placed]:
+    """`order`, sorted by tier and score, with the items of each tie the older first, then by
+    key: never by row id, which depends on the order the index took them in (a reindex reads
+    the sessions by name, the watcher as they are written)."""
+    for _, tied in itertools.groupby(order, key=_placed):
+        run = list(tied)
+        if len(run) > 1:
+            # Times read only for a tie: a search ranks a hundred items or so, few tied.
+            run.sort(key=lambda row: (parse_time(row[2].item.at), row[2].item.key))
+        yield from run
 
 
 def _tier(item: Scored, near: list[Scored], terms: int) -> int:
