@@ -287,7 +287,7 @@ def test_an_item_holding_no_word_comes_after_those_whose_conversation_holds_ever
     assert found.index("s2:1:user") < found.index("s1:1:reply")
 
 
-TIMES = [AT, "2026-09-28T23:18Z", "2026-09-29T01:00:00+02:00"]
+TIMES = [AT, "2026-09-28T23:18Z", "2026-09-29T01:19:00+02:00"]
 """Times of one instant written two ways, and one before it."""
 
 
