@@ -5,8 +5,9 @@ JSON file the package ships, so nothing is fetched at run time. Each conversatio
 session: consecutive messages by one sender form a run (its messages joined by a line break),
 the opener's runs are `user` records and the other participant's runs are the `final` replies.
 A finished turn (user + final) is two index items; a trailing user run without a reply is an
-unfinished turn, written but not counted. A session with more than 6 turns keeps turns 1-4 in
-`0.jsonl` and continues in `1.jsonl` after a `compaction` line (SPEC section 3).
+unfinished turn, written and indexed (one item, its user's text) but not counted in `items`.
+A session with more than 6 turns keeps turns 1-4 in `0.jsonl` and continues in `1.jsonl` after
+a `compaction` line (SPEC section 3).
 
 A home of `items` items takes the conversations in the dataset's order until it holds
 `ceil(items / 2)` finished turns, cutting the last conversation short. Past one copy of the

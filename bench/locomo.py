@@ -31,10 +31,10 @@ Evidence recall@k of a question is the share of its evidence messages among the 
 the figures are means over the questions, overall and per category. Evidence ids are read as
 written, save typos that name one message unmistakably (`D:11:26`, `D8:6; D9:17`); an id naming
 no message is left out, and a question left with none is not asked. The report also counts the
-evidence messages memoryd holds no item for (a session's last message, when it has no final,
-is not indexed). Latency is each question's time in `begin_recall` (its rendering and its log
-line included) and in the raw query, which of the two runs first alternating by question; the
-report gives p50 and p95 per mode.
+evidence messages memoryd holds no item for (none since issue 27: a session's last message with
+no final is indexed too). Latency is each question's time in `begin_recall` (its rendering and
+its log line included) and in the raw query, which of the two runs first alternating by
+question; the report gives p50 and p95 per mode.
 
     python bench/locomo.py [--data DIR|FILE] [--modes each,one,copies] [--copies N] [--json PATH]
 """

@@ -178,7 +178,9 @@ def bench_size(size: int, args: argparse.Namespace, index_sizes: set[int]) -> Si
     log(f"  home {home} ({time.perf_counter() - start:.1f} s)")
     repeats = args.index_repeats if size in index_sizes else 0
     path, indexing = cached_index(home, size, repeats, args.rebuild)
-    expected = corpus.home_counts(home)["items"]
+    counts = corpus.home_counts(home)
+    # Every finished turn is two items, and a session's last message waiting for its reply one.
+    expected = counts["items"] + counts["unfinished"]
     with Index(path) as ix:
         items = ix.count()
         if items != expected:
