@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.forget.run import Asked, forget, plan
 from memoryd.home import Home
+from memoryd.honcho.answer import Reading, recall_with
 from memoryd.honcho.turns import read_turns
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
@@ -24,6 +26,7 @@ from memoryd.recall import local, recall
 from memoryd.recall_limits import UNANSWERED_AFTER_S
 from memoryd.reindex import reindex
 from test_forget import place, traces
+from test_honcho_recall import configure
 from test_serve_daemon import Daemon, until
 
 NAMES = Names("agent", "owner")
@@ -135,6 +138,23 @@ def test_reindex_gives_what_reading_as_it_was_written_gave(home: Home, waiting: 
         assert after == before
         assert Progress.from_json(again.log_state("s1").progress) == progress  # type: ignore[union-attr]
         assert keys(again, "kayak", "s1") == []
+
+
+def test_with_honcho_asked_the_turn_being_answered_is_still_not_shown_to_itself(
+    home: Home, waiting: Index
+) -> None:
+    with FakeHoncho() as server:
+        server.seed_message("boxmaker2", "s7", "boxmaker2", "the kayak rentals open at nine")
+        configure(home, server.url, wait_ms=10_000)
+        reading = Reading.of(load(home.config), lambda line: None)
+        assert reading is not None
+        try:
+            own = recall_with(waiting, "kayak", 5, "s1", SAID, home.recalls, reading)
+            other = recall_with(waiting, "kayak", 5, "s2", SAID, home.recalls, reading)
+        finally:
+            reading.honcho.close()
+    assert "kayak rentals" in own.text and "kayak rentals" in other.text  # Honcho answered both
+    assert "moor the kayak" not in own.text and "moor the kayak" in other.text
 
 
 def test_a_tainted_sessions_unanswered_message_is_tainted(home: Home, index: Index) -> None:
