@@ -25,6 +25,8 @@ from memoryd.logs.sessions import Progress
 from memoryd.recall import local, recall
 from memoryd.recall_limits import UNANSWERED_AFTER_S
 from memoryd.reindex import reindex
+from memoryd.serve.service import Service
+from test_cli import memoryd
 from test_forget import place, traces
 from test_honcho_recall import configure
 from test_serve_daemon import Daemon, until
@@ -261,3 +263,22 @@ def test_an_unknown_key_of_recall_is_refused(tmp_path: Path) -> None:
     path.write_text("[recall]\nunanswered_after = 60\n")
     with pytest.raises(ConfigError, match="unknown key 'unanswered_after'"):
         load(path)
+
+
+@pytest.mark.parametrize(
+    ("config", "shown"), [("", False), ("[recall]\nunanswered_after_s = 60\n", True)]
+)
+def test_the_daemon_and_the_cli_take_the_time_from_the_config(
+    home: Home, config: str, shown: bool
+) -> None:
+    home.config.write_text(config)
+    said = (datetime.now(UTC) - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write_log(home, "s1", [asked("is the heronry open in winter", said)])
+    service = Service.open(home)
+    try:
+        assert ("heronry open" in service.begin_recall("heronry", 5, "s1")().text) is shown
+    finally:
+        service.close()
+    done = memoryd("recall", "heronry", "--session", "s1", home=home)
+    assert done.returncode == 0, done.stderr
+    assert ("heronry open" in done.stdout) is shown
