@@ -35,8 +35,10 @@ def test_recall_prints_the_answer_the_model_sees(home: Home) -> None:
     write_log(home, "s1", turn("where is the boat", "in the harbour", speaker="ann"))
     done = memoryd("recall", "boat", home=home)
     assert done.returncode == 0, done.stderr
+    # The reply that answers the question beside it, as for "the boat" (issue 27).
     assert done.stdout == (
         "[1] memory · ann said, 2026-09-28 23:19 UTC · private\n  where is the boat\n"
+        "[2] memory · agent said, 2026-09-28 23:19 UTC · private\n  in the harbour\n"
     )
 
 

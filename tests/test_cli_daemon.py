@@ -182,7 +182,7 @@ def test_a_daemon_gone_after_its_health_answer_leaves_the_recall_to_the_command(
 ) -> None:
     write_log(home, "s1", turn("where is the boat", "in the harbour"))
     # Caught up whole: no watcher has read the log.
-    done = memoryd("recall", "boat", home=home)
+    done = memoryd("recall", "boat", "-k", "1", home=home)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("  where is the boat\n") and done.stderr == ""
 

@@ -98,12 +98,13 @@ def test_local_items_come_first_then_honchos_round_robin(
     home: Home, index: Index, reading: Reading
 ) -> None:
     write_log(home, "s1", turn("my coffee order", "noted"))
-    text = ask(home, index, reading, "coffee", k=4)
+    text = ask(home, index, reading, "coffee", k=5)
     assert [h.split(" · ")[:2] for h in headers(text)] == [
         ["[1] memory", "kyle said, 2026-09-28 23:19 UTC"],
-        ["[2] memory", "boxmaker2: boxmaker2 said, 2026-11-29 20:39 UTC"],
-        ["[3] memory-tainted", "rift: rift said, 2026-11-29 20:39 UTC"],
-        ["[4] memory-tainted", "fleet: boxmaker2 said, 2026-11-29 20:39 UTC"],
+        ["[2] memory", "boxmaker said, 2026-09-28 23:19 UTC"],  # its reply
+        ["[3] memory", "boxmaker2: boxmaker2 said, 2026-11-29 20:39 UTC"],
+        ["[4] memory-tainted", "rift: rift said, 2026-11-29 20:39 UTC"],
+        ["[5] memory-tainted", "fleet: boxmaker2 said, 2026-11-29 20:39 UTC"],
     ]
 
 
@@ -135,10 +136,10 @@ def test_the_recall_log_records_the_honcho_hits_shown(
     home: Home, index: Index, reading: Reading
 ) -> None:
     write_log(home, "s1", turn("my coffee order", "noted"))
-    ask(home, index, reading, "coffee", k=3)
+    ask(home, index, reading, "coffee", k=4)
     (month,) = home.recalls.iterdir()
     entry = json.loads(month.read_text(encoding="utf-8").splitlines()[-1])
-    assert len(entry["hits"]) == 1
+    assert len(entry["hits"]) == 2  # the message and its reply
     assert [(h["source"], h["kind"]) for h in entry["honcho"]] == [
         ("boxmaker2", "message"),
         ("rift", "message"),

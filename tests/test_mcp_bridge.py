@@ -85,7 +85,7 @@ def test_the_bridge_answers_each_request_one_line_and_loads_no_sdk(
 ) -> None:
     write_log(home, "s1", turn("the ferry leaves at nine", "noted"))
     lines = [
-        *_lines(INITIALIZE, INITIALIZED, call(2, "recall", {"query": "ferry"})),
+        *_lines(INITIALIZE, INITIALIZED, call(2, "recall", {"query": "ferry", "k": 1})),
         b"",
         b"not json",
         *_lines({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}),

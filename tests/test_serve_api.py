@@ -279,7 +279,7 @@ def test_a_recall_for_a_session_sees_its_turn_written_just_before(
 ) -> None:
     # No watcher runs in-process: the recall itself notices the session's log grew.
     write_log(home, "s9", turn("the puffin colony", "on the cliffs"))
-    answer = api.post("/v1/recall", json={"query": "puffin", "session": "s9"}).json()
+    answer = api.post("/v1/recall", json={"query": "puffin", "session": "s9", "k": 1}).json()
     assert answer["text"].endswith("the puffin colony")
 
 
@@ -562,7 +562,7 @@ def test_an_unknown_record_type_is_refused_and_an_x_type_is_stored_and_ignored(
     status = api.get("/v1/status").json()
     assert (status["turns"], status["damaged"]) == (1, {})
     recalled = api.post("/v1/recall", json={"query": "kelp"}).json()["text"]
-    assert recalled.count("[") == 1 and "asked about" not in recalled
+    assert recalled.count("[") == 2 and "tall" in recalled and "asked about" not in recalled
     # Ignored, but not for taint: a record of any type that says it is untrusted taints.
     fetched = {"type": "x-fetch", "text": "a page", "untrusted": True}
     assert api.post("/v1/sessions/s2/records", json={"records": [fetched]}).status_code == 200

@@ -359,7 +359,7 @@ def test_the_daemon_and_the_cli_share_a_home(home: Home, daemon: Daemon) -> None
     with daemon.client() as c:
         c.post("/v1/sessions/s2/records", json={"records": turn("quokka sighting", "nice")})
     done = subprocess.run(
-        [sys.executable, "-m", "memoryd", "recall", "quokka", "--json"],
+        [sys.executable, "-m", "memoryd", "recall", "quokka", "-k", "1", "--json"],
         capture_output=True,
         text=True,
         env={**os.environ, "MEMORYD_HOME": str(home.root)},

@@ -103,7 +103,7 @@ def test_an_mcp_client_lists_the_tools_recalls_edits_and_reads_the_block(
 
     async def client(s: ClientSession) -> None:
         found["tools"] = sorted(t.name for t in (await s.list_tools()).tools)
-        recalled = await s.call_tool("recall", {"query": "ferry"})
+        recalled = await s.call_tool("recall", {"query": "ferry", "k": 1})
         found["recall"] = _text(recalled.content)
         edited = await s.call_tool(
             "memory", {"op": "add", "file": "notes.md", "text": "ferry at 9"}
@@ -312,7 +312,7 @@ def test_mcp_works_on_the_home_when_the_daemons_socket_is_stale(home: Home, tran
     found: dict[str, Any] = {}
 
     async def client(s: ClientSession) -> None:
-        recalled = await s.call_tool("recall", {"query": "ferry"})
+        recalled = await s.call_tool("recall", {"query": "ferry", "k": 1})
         found["recall"] = (recalled.is_error, _text(recalled.content))
 
     _served(home, transport, client)

@@ -396,7 +396,8 @@ def test_the_mcp_inspector_lists_and_calls_the_tools(
     assert called.returncode == 0, called.stderr
     answer = json.loads(called.stdout)
     assert answer["isError"] is False
-    assert answer["content"][0]["text"].endswith("the ferry leaves at nine")
+    first = answer["content"][0]["text"].split("\n[2] ")[0]  # then its reply
+    assert first.endswith("the ferry leaves at nine")
     edited = _inspector(
         listener,
         tmp_path,
