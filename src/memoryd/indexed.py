@@ -103,7 +103,7 @@ def recalled(home: Home, served: bool, query: str, k: int, session: str | None) 
         config = config_file.load(home.config)
         if config.honcho is None:
             now, after = datetime.now(UTC), config.unanswered_after_s
-            return recall(index, query, k, session, now, home.recalls, after)
+            return recall(index, query, k, session, now, home.recalls, after=after)
         # Imported here: the Honcho client needs httpx, which `memoryd --help` must not load.
         from memoryd.honcho.answer import Reading, recall_with
 

@@ -137,4 +137,4 @@ def recall_with(
 ) -> Answer:
     """Answer the model's `recall` from the local index and, with `reading`, from Honcho
     (`after`: as `begin_recall` takes it)."""
-    return begin_recall(index, query, k, session, now, recalls, reading, after).finish()
+    return begin_recall(index, query, k, session, now, recalls, reading, after=after).finish()

@@ -106,7 +106,7 @@ class Progress:
                             record.text("at"),
                             self.tainted,
                             pending.given,
-                            _reply_speaker(record.data.get("speaker")),
+                            reply_speaker=_reply_speaker(record.data.get("speaker")),
                         )
                     )
                     self.pending = None
