@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -328,6 +329,23 @@ def test_a_session_is_shown_nothing_above_its_class_by_the_tier_either(home: Hom
     every = {i for i, _ in held.nearest(asked, 20, None)}
     below = {i for i, _ in held.nearest(asked, 20, DataClass.PRIVATE)}
     assert below < every
+    service.close()
+
+
+def test_the_turn_being_answered_is_not_shown_to_itself_by_the_tier_either(home: Home) -> None:
+    written(home)
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    waiting = "orphanage paperwork for the little one, still unsigned"
+    write_log(home, "s4", [{"type": "user", "text": waiting, "at": now}])
+    service = Service.open(home)
+    embedded(service)
+    tier = service.semantic
+    assert tier is not None
+    # The tier itself would show it: its likeness to the query is the highest there is.
+    found = tier.fused(service.indexes.index, "orphanage paperwork unsigned", [], 20, None)
+    assert waiting in {hit.item.text for hit in found}
+    assert waiting not in service.begin_recall("orphanage paperwork unsigned", 5, "s4")().text
+    assert waiting in service.begin_recall("orphanage paperwork unsigned", 5, "s1")().text
     service.close()
 
 
