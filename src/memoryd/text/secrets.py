@@ -83,17 +83,33 @@ def _starts(width: int) -> str:
 # A masked key: the prefix, at most a few characters left visible, a run of three or more mask
 # characters, and whatever the loop left visible after it.
 _MASK = r"[A-Za-z0-9]{0,8}(?:\*{3,}|•{3,}|x{3,}|X{3,})" + _KEY + "*"
-# A key starts where no letter or digit stands before it: a prefix inside a word (`desk-top`,
-# `ask-...`) is not one, a prefix after a separator is (`foo-sk-...`, `x.ghp_...`, `path/AKIA...`,
-# `mcp__sk-...__query`, `a:sk-...`), and so is one after a JSON escape (`"\nsk-..."`).
+
+
+def _mixed(rest: str) -> str:
+    """Ahead: a letter beside a digit among the first 64 characters of the key `rest` matches
+    (every rest opens with the class of its key's characters)."""
+    chars = rest[: rest.index("]") + 1]
+    return rf"(?={chars}{{0,64}}?(?:[A-Za-z][0-9]|[0-9][A-Za-z]))"
+
+
+# A key starts where no letter or digit stands before it (`foo-sk-...`, `x.ghp_...`,
+# `path/AKIA...`, `mcp__sk-...__query`, `a:sk-...`), and so does one after a JSON escape
+# (`"\nsk-..."`). A prefix glued to a word or a number (`secretsk-proj-...`, `Bearerghp_...`,
+# `v2AKIA...`) starts one when what follows it holds a letter beside a digit, as a key drawn at
+# random all but always does and a word joined to words does not (`desk-top`, `risk-assessment`,
+# `mask-rcnn-benchmark-results-2023`); a masked key glued to a word is a word (`mask-****`).
 _KEYS_RE = "|".join(
-    re.escape(prefix) + _starts(len(prefix)) + rf"(?:{_MASK}|{rest}(?![A-Za-z0-9]))"
+    re.escape(prefix)
+    + rf"(?:{_starts(len(prefix))}(?:{_MASK}|{rest}(?![A-Za-z0-9]))"
+    + rf"|{_mixed(rest)}{rest}(?![A-Za-z0-9]))"
     for prefix, rest in _KEYS
 )
 
+# A JWT glued to a word, as a key is: its header holds a letter beside a digit (`{"alg":"HS256"`
+# is `eyJhbGciOiJIUzI1NiJ9`, `{"typ"` is `eyJ0eXAi`).
 _JWT_RE = (
-    "eyJ" + _starts(3) + r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}"
-    r"\.[A-Za-z0-9_\-]*"
+    "eyJ" + rf"(?:{_starts(3)}|{_mixed('[A-Za-z0-9_-]')})"
+    r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*"
 )
 
 # A PEM block whose type names a private or secret key (`PGP PRIVATE KEY BLOCK`, `OPENSSH

@@ -1,0 +1,142 @@
+"""A key glued to the word before it (`secretsk-proj-...`, `Bearerghp_...`, `v2AKIA...`) is a key
+when what follows its prefix holds a letter beside a digit; words joined to words are not.
+
+Every key here is built from pieces, so the file holds no string a secret scanner would flag.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd.text.secrets import REMOVED, has_secret, redact
+from test_secrets import ALNUM, BODIES, JWT, KEYS, keys
+
+PREFIXES = sorted([*BODIES, "SG."], key=len, reverse=True)
+MIXED = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
+
+
+def split(key: str) -> tuple[str, str]:
+    """A key's prefix (the longest it opens with) and its body."""
+    prefix = next(p for p in PREFIXES if key.startswith(p))
+    return prefix, key[len(prefix) :]
+
+
+@st.composite
+def mixed_keys(draw: st.DrawFn) -> str:
+    """A key of any prefix with a random body, a letter beside a digit among its first 64
+    characters (SG.'s before its dot), as a key drawn at random all but always has."""
+    prefix, body = split(draw(keys()))
+    first = body.split(".")[0]
+    at = draw(st.integers(0, min(len(first), 64) - 2))
+    capitals = prefix in ("AKIA", "ASIA")
+    letter = draw(st.sampled_from(string.ascii_uppercase if capitals else string.ascii_letters))
+    digit = draw(st.sampled_from(string.digits))
+    pair = letter + digit if draw(st.booleans()) else digit + letter
+    return prefix + body[:at] + pair + body[at + 2 :]
+
+
+# What a key is glued to: letters, digits, `_`, `-` and letters of any script. A word that opens
+# with a prefix makes a key of its own with what follows it (`AIza` and the characters of
+# `sk-...` after it), which is no glue.
+GLUING_WORDS = st.text(
+    st.one_of(st.sampled_from(ALNUM + "_-"), st.characters(categories=["L"])),
+    min_size=1,
+    max_size=12,
+).filter(lambda w: not w.startswith(tuple(KEYS)))
+TAILS = ["", " end", ".", "\n", '"']
+
+
+@given(word=GLUING_WORDS, key=mixed_keys(), tail=st.sampled_from(TAILS))
+@settings(max_examples=1000)
+def test_a_key_glued_to_any_word_is_found_and_removed_whole(
+    word: str, key: str, tail: str
+) -> None:
+    text = word + key + tail
+    assert has_secret(text)
+    result = redact(text)
+    assert result.endswith(REMOVED + tail)
+    assert word.startswith(result[: -len(REMOVED + tail)])  # no tail of the key left
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret" + KEYS["sk-proj-"],
+        "token" + KEYS["ghp_"],
+        "Authorization: Bearer" + KEYS["sk-"],
+        "Bearer" + JWT,
+        "[key](" + "x" + KEYS["github_pat_"] + ")",
+        "https://example.com/api?key" + KEYS["AIza"] + "&q=1",
+        "ключ" + KEYS["sk-ant-"],
+        "キーは" + KEYS["hf_"],
+        "clé:" + KEYS["glpat-"],
+        "v2" + KEYS["AKIA"],
+        "2026" + KEYS["npm_"],
+        "prefix" + KEYS["xoxb-"] + "suffix-of-the-same-token",
+    ],
+)
+def test_the_glued_forms_a_user_pastes_are_found(text: str) -> None:
+    assert has_secret(text)
+    assert not any(key[5:15] in redact(text) for key in [*KEYS.values(), JWT])
+
+
+NOT_KEYS = [
+    "risk-assessment-for-the-whole-quarter",
+    "task-manager-service-worker-thread",
+    "mask-rcnn-benchmark-results-for-2023",
+    "desk-lamp-with-a-warm-white-bulb-and-dimmer",
+    "flask-sqlalchemy-migrations-and-alembic",
+    "kiosk-mode-enabled-for-all-users-2024",
+    "Whisk-Mixer-Pro-2000-Stainless-Steel",
+    "the asterisk-linking-protocols-exception",
+    "laughs_LoudlyAndThenStopsForAMoment",
+    "ERROR_MSG.notification_template_for_users.description_text",
+    "EURASIAPACIFICREGIONS",
+    "pnpm_configuration_for_the_whole_workspace",
+    "network_live_streamingEnabledForEveryone",
+    "the ghp token and ghp_ in prose, ghps and ghp-style names",
+    "wave-dawn-dusk-evening-relax-paradise-tropical-peaceful-wind-wave-515918",
+    "keyJustified.by.something",
+]
+
+
+@pytest.mark.parametrize("text", NOT_KEYS)
+def test_words_and_identifiers_glued_to_a_prefix_are_not_keys(text: str) -> None:
+    assert not has_secret(text)
+    assert redact(text) == text
+
+
+# A body of words joined to words: any case, camelCase, numbers set apart by `-` or `_`, so no
+# letter stands beside a digit.
+WORD = st.text(string.ascii_letters, min_size=1, max_size=10)
+NUMBER = st.text(string.digits, min_size=1, max_size=6)
+WORDS_BODY = st.lists(
+    st.tuples(st.one_of(WORD, NUMBER), st.sampled_from(["-", "_", "."])), min_size=1, max_size=12
+).map(lambda parts: "".join(w + s for w, s in parts)[:-1])
+LETTERS = st.text(string.ascii_letters, min_size=1, max_size=12).filter(
+    lambda w: not w.startswith(tuple(KEYS))
+)
+
+
+@given(word=LETTERS, prefix=st.sampled_from(PREFIXES), body=WORDS_BODY)
+@settings(max_examples=1000)
+def test_a_prefix_glued_to_a_word_then_words_is_not_a_key(
+    word: str, prefix: str, body: str
+) -> None:
+    text = word + prefix + body
+    assert not MIXED.search(body)
+    assert not has_secret(text)
+
+
+@given(word=LETTERS, key=keys())
+@settings(max_examples=300)
+def test_a_glued_key_is_a_key_exactly_when_a_letter_stands_beside_a_digit(
+    word: str, key: str
+) -> None:
+    prefix, body = split(key)
+    assert has_secret(word + key) == bool(MIXED.search(body.split(".")[0][:66]))
