@@ -170,6 +170,8 @@ SECRETS = [
     "the key sk-proj-****************",
     "it was [secret removed] before",
     "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "the key is tokensk-proj-abcdefghij0123456789klmnopqrstuv",
+    "Authorization: Bearerghp_abcdefghijklmnopqrstuvwxyz0123456789",
 ]
 
 

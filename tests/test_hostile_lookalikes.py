@@ -1,5 +1,6 @@
-"""Keys behind separators and keys written in look-alikes, end to end (issue 23, items 5-7): a
-session's turn, `memory add` and a connector's MCP tool name, then every byte of the home.
+"""Keys behind separators, glued to a word (issue 30) and written in look-alikes, end to end
+(issue 23, items 5-7): a session's turn, recall, the window's pages, `memory add` and a
+connector's MCP tool name, then every byte of the home.
 
 The keys are drawn by `test_secrets`' strategies: every prefix of SPEC section 7 with a random
 body, behind every separator, with any of their characters written as a look-alike the
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from logs import turn, write_log
 from memoryd.cli import cli
@@ -24,11 +26,16 @@ from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.indexer import Names, catch_up
 from memoryd.recall import recall
+from memoryd.serve.service import Service
 from memoryd.text.confusables import ASCII
 from memoryd.text.secrets import REMOVED
+from memoryd.window.app import build
+from memoryd.window.guard import WindowGuard
+from memoryd.window.keys import Keys
 from test_cli import memoryd
 from test_secrets import KEYS, SEPARATORS, written_keys
 from transcripts import Claude, write
+from window_home import search
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 WALRUS = "walrus"
@@ -152,3 +159,35 @@ def test_a_speaker_with_a_look_alike_of_the_separator_forges_no_header_part(
             "private",
         ]
     assert text == f"  the {WALRUS} swims"
+
+
+# A key glued to the word before it (issue 30): to a word, a scheme, a number, another script.
+GLUED_TO = ["secret", "token", "Bearer", "v2", "ключ", "キーは"]
+
+
+def test_a_key_glued_to_a_word_is_recalled_shown_and_kept_nowhere(home: Home) -> None:
+    planted = [word + key for key in KEYS.values() for word in GLUED_TO]
+    log = write_log(
+        home,
+        "glued",
+        [r for n, glued in enumerate(planted) for r in turn(f"{WALRUS} {n} {glued}", "ok")],
+    )
+    answer = recalled(home, WALRUS)
+    assert answer.count(REMOVED) == 20, answer
+    service = Service.open(home)
+    keys = Keys()
+    app = WindowGuard(build(service, keys), keys, "127.0.0.1", 8000)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as window:
+        assert window.get("/open", params={"t": keys.link()}, follow_redirects=False).is_redirect
+        pages = [window.get("/sessions/glued").text, search(window, WALRUS, 20).text]
+    service.close()
+    assert all(WALRUS in page and REMOVED in page for page in pages)
+    added = CliRunner().invoke(
+        cli, ["memory", "add", "notes.md", f"use {planted[0]}", "--home", str(home.root)]
+    )
+    said = added.output + str(added.exception)
+    assert isinstance(added.exception, CheckError) and "holds a secret" in said
+    found = [m for key in KEYS.values() for m in markers(key)]
+    for shown in (answer, said, *pages):
+        assert not [m for m in found if m.decode() in shown]
+    check_home(home, found, kept=(log,))
