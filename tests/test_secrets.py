@@ -840,6 +840,7 @@ HOSTILE = [
     "password " + "a-" * 20_000,
     "://" + "a" * 40_000,
     "ey" + "J" * 1 + "eyJ" * 20_000,
+    "xeyJ1a" * 20_000,
     "password=" + "x" * 40_000,
     'password="' + "a" * 40_000,
     "password=" + "." * 40_000,

@@ -5,8 +5,11 @@ A secret is one of:
 - a known prefix at the start of a token followed by enough key characters to be a key, or a
   masked form of one (the prefix followed by a run of `*`, `•` or `x`, as a loop writes a key it
   hid); a token starts after anything but a letter or digit (a space, `-`, `.`, `/`, `_`, `:`,
-  the `\\n` of JSON-escaped text), so a prefix inside an ordinary word is not one (`desk-top`);
-- a JWT (`eyJ...` header, payload and signature joined by dots);
+  the `\\n` of JSON-escaped text);
+- a known prefix glued to a word or a number (`secretsk-proj-...`, `Bearerghp_...`), followed by
+  enough key characters with a letter beside a digit among the first 64, as in a key drawn at
+  random; so a prefix inside an ordinary word is not one (`desk-top`, `risk-assessment-2023`);
+- a JWT (`eyJ...` header, payload and signature joined by dots), glued to a word as a key is;
 - a PEM block whose type names a private or secret key (`RSA PRIVATE KEY`, `PGP PRIVATE KEY
   BLOCK`, ...), with or without its END line, its lines broken by newlines or by JSON's `\\n`;
 - the password of a URL (`https://user:PASSWORD@host`);
@@ -106,10 +109,13 @@ _KEYS_RE = "|".join(
 )
 
 # A JWT glued to a word, as a key is: its header holds a letter beside a digit (`{"alg":"HS256"`
-# is `eyJhbGciOiJIUzI1NiJ9`, `{"typ"` is `eyJ0eXAi`).
+# is `eyJhbGciOiJIUzI1NiJ9`, `{"typ"` is `eyJ0eXAi`), and is at most 1,024 characters (each
+# `eyJ` in a long run of key characters holding no dot reads on to the run's end). A header is
+# read once, never given back: no character of it is the dot that ends it.
 _JWT_RE = (
-    "eyJ" + rf"(?:{_starts(3)}|{_mixed('[A-Za-z0-9_-]')})"
-    r"[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*"
+    "eyJ" + rf"(?:{_starts(3)}[A-Za-z0-9_\-]{{10,}}+"
+    rf"|{_mixed('[A-Za-z0-9_-]')}[A-Za-z0-9_\-]{{10,1024}}+)"
+    r"\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*"
 )
 
 # A PEM block whose type names a private or secret key (`PGP PRIVATE KEY BLOCK`, `OPENSSH
