@@ -346,7 +346,14 @@ def test_a_key_glued_to_a_prefix_is_no_session_id(session: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "session", ["claude-code-0b7e5c1a-4d2f-4a8e-9c3b-2f6d8e1a7b40", "task-list", "chat.2026", "s1"]
+    "session",
+    [
+        "claude-code-0b7e5c1a-4d2f-4a8e-9c3b-2f6d8e1a7b40",
+        "task-0b7e5c1a-4d2f-4a8e-9c3b-2f6d8e1a7b40",
+        "task-list",
+        "chat.2026",
+        "s1",
+    ],
 )
 def test_ordinary_ids_with_dashes_and_dots_are_session_ids(session: str) -> None:
     assert is_session_id(session)

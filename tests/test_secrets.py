@@ -20,8 +20,8 @@ from memoryd.text.secrets import REMOVED, has_secret, redact
 
 BEGIN, END, DASHES = "-----BEGIN ", "-----END ", "-----"
 
-# One realistic key for each prefix of SPEC section 7 (a letter beside a digit in each, as in a
-# key drawn at random: glued to a word, only such a key is one).
+# One realistic key for each prefix of SPEC section 7 (a letter beside a digit in each, and no hex
+# id, as in a key drawn at random: glued to a word, only such a key is one).
 KEYS: dict[str, str] = {
     "sk-": "sk-" + "a1B2" * 12,
     "sk-ant-": "sk-ant-" + "api03-" + "Zx9_" * 20,
@@ -35,7 +35,7 @@ KEYS: dict[str, str] = {
     "glpat-": "glpat-" + "nY12" * 5,
     "xoxb-": "xoxb-" + "1234567890-" + "abcd3FGH" * 3,
     "xoxp-": "xoxp-" + "2345678901-" + "ijkl8NOP" * 3,
-    "xapp-": "xapp-" + "1-A0" + "B1C2D3" * 4,
+    "xapp-": "xapp-" + "1-A0" + "B1K2D3" * 4,
     "AKIA": "AKIA" + "Q7R2" * 4,
     "ASIA": "ASIA" + "Z9Y8" * 4,
     "AIza": "AIza" + "Sy" + "D4e5" * 8 + "_k",

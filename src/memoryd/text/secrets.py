@@ -7,8 +7,9 @@ A secret is one of:
   hid); a token starts after anything but a letter or digit (a space, `-`, `.`, `/`, `_`, `:`,
   the `\\n` of JSON-escaped text);
 - a known prefix glued to a word or a number (`secretsk-proj-...`, `Bearerghp_...`), followed by
-  enough key characters with a letter beside a digit among the first 64, as in a key drawn at
-  random; so a prefix inside an ordinary word is not one (`desk-top`, `risk-assessment-2023`);
+  enough key characters with a letter beside a digit among the first 64 and not all hex digits
+  of one case, as in a key drawn at random; so a prefix inside an ordinary word is not one
+  (`desk-top`, `risk-assessment-2023`), nor a word before a hex id (`task-<uuid>`);
 - a JWT (`eyJ...` header, payload and signature joined by dots), glued to a word as a key is;
 - a PEM block whose type names a private or secret key (`RSA PRIVATE KEY`, `PGP PRIVATE KEY
   BLOCK`, ...), with or without its END line, its lines broken by newlines or by JSON's `\\n`;
@@ -88,19 +89,26 @@ def _starts(width: int) -> str:
 _MASK = r"[A-Za-z0-9]{0,8}(?:\*{3,}|•{3,}|x{3,}|X{3,})" + _KEY + "*"
 
 
+# A hex id: hex digits of one case and dashes, its first 64 characters or all of it.
+_HEX_ID = "|".join(
+    rf"{hex_}{{64}}|{hex_}++(?![A-Za-z0-9_])" for hex_ in (r"[0-9a-f\-]", r"[0-9A-F\-]")
+)
+
+
 def _mixed(rest: str) -> str:
     """Ahead: a letter beside a digit among the first 64 characters of the key `rest` matches
-    (every rest opens with the class of its key's characters)."""
+    (every rest opens with the class of its key's characters), and no hex id."""
     chars = rest[: rest.index("]") + 1]
-    return rf"(?={chars}{{0,64}}?(?:[A-Za-z][0-9]|[0-9][A-Za-z]))"
+    return rf"(?={chars}{{0,64}}?(?:[A-Za-z][0-9]|[0-9][A-Za-z]))(?!{_HEX_ID})"
 
 
 # A key starts where no letter or digit stands before it (`foo-sk-...`, `x.ghp_...`,
 # `path/AKIA...`, `mcp__sk-...__query`, `a:sk-...`), and so does one after a JSON escape
 # (`"\nsk-..."`). A prefix glued to a word or a number (`secretsk-proj-...`, `Bearerghp_...`,
-# `v2AKIA...`) starts one when what follows it holds a letter beside a digit, as a key drawn at
-# random all but always does and a word joined to words does not (`desk-top`, `risk-assessment`,
-# `mask-rcnn-benchmark-results-2023`); a masked key glued to a word is a word (`mask-****`).
+# `v2AKIA...`) starts one when what follows it holds a letter beside a digit and is no hex id, as
+# a key drawn at random all but always does and neither a word joined to words (`desk-top`,
+# `risk-assessment`, `mask-rcnn-benchmark-results-2023`) nor an id (`task-<uuid>`, `disk-<sha1>`)
+# does; a masked key glued to a word is a word (`mask-****`).
 _KEYS_RE = "|".join(
     re.escape(prefix)
     + rf"(?:{_starts(len(prefix))}(?:{_MASK}|{rest}(?![A-Za-z0-9]))"
