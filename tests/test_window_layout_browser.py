@@ -188,6 +188,8 @@ def test_a_turn_named_in_the_address_is_marked(page: Page) -> None:
     marked = page.locator("#turn-2").evaluate(style)
     plain = page.locator("#turn-1").evaluate(style)
     assert marked != plain and not marked.startswith("none")
+    assert page.locator("#turn-2 + li.record").evaluate(style) == marked  # its reply: the turn
+    assert page.locator("#turn-1 + li.record").evaluate(style) == plain
     page.goto(_base(page) + "/sessions/plain#turn-3")
     assert page.locator("#turn-3").evaluate(style) == marked
     assert page.locator("#turn-2").evaluate(style) == plain
