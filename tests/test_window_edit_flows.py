@@ -263,3 +263,24 @@ def test_a_journal_line_shows_its_entries_as_the_page_shows_entries() -> None:
     assert "\x1b" not in shown and "\u202e" not in shown
     assert CHAT_TAG not in html.unescape(shown)
     assert shown.count('class="removed"') == 1 and shown.count('class="added"') == 2
+
+
+@pytest.mark.parametrize(
+    ("budget", "said"), [(1, "1 character"), (2, "2 characters"), (2200, "2,200 characters")]
+)
+def test_a_files_budget_is_counted_in_words_beside_its_bar(
+    home: Home, budget: int, said: str
+) -> None:
+    home.config.write_text(f'[memory.files."tiny.md"]\nbudget = {budget}\n', encoding="utf-8")
+    service = Service.open(home)
+    keys = Keys()
+    app = WindowGuard(build(service, keys), keys, "127.0.0.1", 8000)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            assert client.get("/open", params={"t": keys.link()}, follow_redirects=False)
+            page = client.get("/memory").text
+    finally:
+        service.close()
+    tiny = page.split("<h3>tiny.md ")[1].split("</section>")[0]
+    assert f'<p class="usage">0 / {said}</p>' in tiny
+    assert f'aria-label="0 of {said}"' in tiny

@@ -27,7 +27,7 @@ from memoryd.memory.replace import read_file
 from memoryd.window.changes import change
 from memoryd.window.held import Held
 from memoryd.window.html import Html, el, join
-from memoryd.window.layout import badge, class_badge, form, hidden, notice, url
+from memoryd.window.layout import badge, class_badge, counted, form, hidden, notice, url
 from memoryd.window.refused import Typed
 from memoryd.window.times import shown_when
 
@@ -125,7 +125,7 @@ def _bar(used_now: int, budget: int) -> Html:
         el("div", class_=f"fill fill-{level} w{step}"),
         class_="bar",
         role="img",
-        aria_label=f"{used_now} of {budget} characters",
+        aria_label=f"{used_now:,} of {counted(budget, 'character')}",
     )
 
 
@@ -154,7 +154,7 @@ def _file(found: File, csrf: str, held: Held, typed: Typed | None = None) -> Htm
             ),
             class_="file",
         )
-    usage = el("p", f"{found.used:,} / {spec.budget:,} characters", class_="usage")
+    usage = el("p", f"{found.used:,} / {counted(spec.budget, 'character')}", class_="usage")
     entries = []
     for n, entry in enumerate(found.doc.entries, start=1):
         text = shown(entry)
