@@ -7,6 +7,7 @@ the browser's view of it is `test_window_first_browser.py`."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sqlite3
@@ -25,6 +26,8 @@ from starlette.testclient import TestClient
 from logs import turn, write_log
 from memoryd.forget.run import Asked
 from memoryd.home import Home
+from memoryd.honcho.run import state_path
+from memoryd.honcho.state import SyncState
 from memoryd.index import schema
 from memoryd.index.db import Index
 from memoryd.index.items import Item
@@ -47,6 +50,7 @@ from memoryd.window.chart import (
 )
 from memoryd.window.glance import Glance, History, Taint, Whose
 from memoryd.window.guard import WindowGuard
+from memoryd.window.honcho import advice
 from memoryd.window.keys import Keys
 from memoryd.window.recalls import Recalled
 from memoryd.window.sessions import Row
@@ -365,6 +369,41 @@ def test_the_status_page_says_honchos_last_error_with_what_to_do(error: str, sai
     shown = status_page.page_body(summary, [], [], None, "token")
     assert f"<dd>2026-11-02 08:00 UTC: {error}. " in shown and said in shown
     assert "<dt>forgotten</dt><dd>nothing yet</dd>" in shown
+
+
+@given(at=st.sampled_from([None, "", " ", "\t\n"]), error=st.text(min_size=1))
+def test_honchos_last_error_without_its_time_reads_without_an_empty_one(
+    at: str | None, error: str
+) -> None:
+    seen = _glance("x")
+    part = {**(seen.honcho or {}), "last_error": error, "last_error_at": at}
+    shown = html.unescape(first.page_body(replace(seen, honcho=part), first.Html("")))
+    said = f"{error}. {advice(error)}"
+    assert f"Last error: {said}" in shown and "Last error," not in shown
+    summary = {
+        "sessions": 1, "turns": 1, "items": 2, "index_bytes": 4096, "damaged_logs": 0,
+        "damaged": {}, "memory_damaged": {}, "honcho": part,
+        "forgotten": {"items": 0, "forgets": 0, "last": None},
+    }  # fmt: skip
+    listed = html.unescape(status_page.page_body(summary, [], [], None, "token"))
+    assert f"<dd>{said}</dd>" in listed
+
+
+def test_honchos_last_error_kept_with_no_time_reads_right_on_both_pages(
+    home: Home, window: tuple[TestClient, Service]
+) -> None:
+    client, _ = window
+    home.config.write_text(
+        'agent = "Skipper"\nowner = "Lena"\n[honcho]\nurl = "http://127.0.0.1:9"\n'
+        'workspace = "w"\n',
+        encoding="utf-8",
+    )
+    SyncState(state_path(home)).close()
+    with sqlite3.connect(state_path(home)) as db:  # a time that is no number: edited by hand
+        db.execute("INSERT INTO errors (at, text) VALUES ('', 'HTTP 500: server error')")
+    said = html.escape(f"HTTP 500: server error. {advice('HTTP 500: server error')}")
+    assert f"Last error: {said}" in client.get("/").text
+    assert f"<dt>last error</dt><dd>{said}</dd>" in client.get("/status").text
 
 
 def test_a_daemons_time_up_reads_in_words() -> None:

@@ -72,7 +72,8 @@ def counts_of(state: SyncState, now: float) -> Counts:
         int(conclusions),
         int(forgets),
         None if last is None else str(last[0]),
-        None if last is None else float(last[1]),
+        # A time that is no number (the file edited by hand) is no time, not a status refused.
+        float(last[1]) if last is not None and isinstance(last[1], int | float) else None,
         bool(backing),
     )
 
@@ -133,5 +134,6 @@ def status_lines(part: dict[str, Any] | None) -> list[str]:
     if part["forgets"]:
         lines.append(f"  forget  {part['forgets']} deletions pending")
     if part["last_error"]:
-        lines.append(f"  last error at {part['last_error_at']}: {part['last_error']}")
+        at = f" at {part['last_error_at']}" if part["last_error_at"] else ""
+        lines.append(f"  last error{at}: {part['last_error']}")
     return lines

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from memoryd.text.session_ids import is_session_id
 from memoryd.window.chart import bar_chart, figures, share_bar
 from memoryd.window.glance import RECALLS_SHOWN, SESSIONS_SHOWN, Glance, History, Taint, Whose
-from memoryd.window.honcho import advice
+from memoryd.window.honcho import last_error
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import class_badge, counted, tainted_badge, url
 from memoryd.window.memory import File
@@ -161,14 +161,9 @@ def _honcho(part: dict[str, Any] | None) -> Html:
     parts = [("failed", failed), ("pending", part["pending"]), ("sent", part["sent"])]
     more: list[Html] = []
     if part["last_error"]:
-        more.append(
-            el(
-                "p",
-                f"Last error, {shown_when(part['last_error_at'] or '')}: {part['last_error']}. ",
-                advice(part["last_error"]),
-                class_="notice error",
-            )
-        )
+        when, said = last_error(part["last_error"], part["last_error_at"])
+        lead = f"Last error, {when}: " if when else "Last error: "
+        more.append(el("p", lead + said, class_="notice error"))
     if part["backing_off"]:
         more.append(el("p", "Backing off: memoryd waits before it sends again.", class_="hint"))
     more.append(el("p", el("a", "Honcho's sync on the status page", href="/status#honcho")))

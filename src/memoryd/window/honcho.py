@@ -8,6 +8,7 @@ from memoryd import config as config_file
 from memoryd.home import Home
 from memoryd.honcho.run import state_path
 from memoryd.honcho.state import SyncState
+from memoryd.window.times import shown_when
 
 FAILED_SHOWN = 50
 """Failed turns the page lists."""
@@ -58,3 +59,9 @@ def advice(error: str) -> str:
         "memoryd tries again on its own; turns that failed for good can be sent again "
         "from the status page."
     )
+
+
+def last_error(error: str, at: str | None) -> tuple[str, str]:
+    """Honcho's last `error` as the pages say it: when it was (`at` as every page shows a time,
+    '' when no time was kept), and the error with what the owner can do about it."""
+    return (shown_when(at) if at and at.strip() else "", f"{error}. {advice(error)}")

@@ -17,7 +17,7 @@ from memoryd.forget import record as forget_record
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
 from memoryd.index.db import Index
-from memoryd.window.honcho import advice
+from memoryd.window.honcho import last_error
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, counted, form, url
 from memoryd.window.recalls import Recalled
@@ -137,10 +137,8 @@ def _honcho(part: dict[str, Any] | None, failed: list[tuple[str, int, str]], csr
         ("conclusions sent", f"{part['conclusions']:,}"),
     ]
     if part["last_error"]:
-        error = part["last_error"]
-        rows.append(
-            ("last error", f"{shown_when(part['last_error_at'] or '')}: {error}. {advice(error)}")
-        )
+        when, said = last_error(part["last_error"], part["last_error_at"])
+        rows.append(("last error", f"{when}: {said}" if when else said))
     parts = [
         el("h2", "Honcho"),
         el("dl", join(join([el("dt", n), el("dd", v)]) for n, v in rows), class_="facts"),
