@@ -20,8 +20,9 @@ from memoryd.home import Home
 from memoryd.honcho.client import Honcho, Message, MessageIn
 from memoryd.honcho.conclusions import conclusions
 from memoryd.honcho.ids import honcho_id
+from memoryd.honcho.run import state_path
 from memoryd.honcho.state import SyncState
-from memoryd.honcho.status import counts_of
+from memoryd.honcho.status import counts_of, status_lines
 from memoryd.honcho.status import status as honcho_status
 from memoryd.honcho.sync import Backoff, Target, Worker
 from memoryd.honcho.turns import read_turns
@@ -641,3 +642,23 @@ def test_status_read_while_a_batch_is_going_out_does_not_put_it_in_doubt(
     # The 503 said the batch did not land: it is sent again without looking for it first.
     rows = worker.state.db.execute("SELECT maybe FROM outbox").fetchall()
     assert rows == [(0,), (0,)]
+
+
+@pytest.mark.parametrize("at", ["", "yesterday", None])
+def test_an_errors_time_that_is_no_number_is_no_time_and_status_still_answers(
+    home: Home, at: str | None
+) -> None:
+    SyncState(state_path(home)).close()
+    with sqlite3.connect(state_path(home)) as db:  # the file edited by hand: a REAL holds text
+        if at is None:
+            db.execute("INSERT INTO errors (at, text) VALUES (1790000000, 'HTTP 500')")
+        else:
+            db.execute("INSERT INTO errors (at, text) VALUES (?, 'HTTP 500')", (at,))
+    part = honcho_status(home, True)
+    assert part is not None and part["last_error"] == "HTTP 500"
+    if at is None:
+        assert part["last_error_at"] == "2026-09-21T14:13:20Z"
+        assert "  last error at 2026-09-21T14:13:20Z: HTTP 500" in status_lines(part)
+    else:
+        assert part["last_error_at"] is None
+        assert "  last error: HTTP 500" in status_lines(part)
