@@ -461,3 +461,11 @@ def test_progress_survives_a_round_trip_through_json_mid_turn() -> None:
 
 def test_a_fresh_progress_survives_a_round_trip_through_json() -> None:
     assert Progress.from_json(Progress().to_json()) == Progress()
+
+
+def test_a_progress_kept_before_forgotten_records_were_counted_is_never_forgotten_whole() -> None:
+    # An index written by an earlier version: its records are taken as kept, as they were read.
+    old = json.loads(Progress(turns=2, records=4).to_json())
+    del old["forgotten"], old["kept"]
+    restored = Progress.from_json(json.dumps(old))
+    assert (restored.forgotten, restored.kept) == (0, 4) and not restored.forgotten_whole

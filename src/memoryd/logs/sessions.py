@@ -63,6 +63,17 @@ class Progress:
     damaged: int = 0
     """How many damaged lines and logs were skipped."""
     last_damage: str | None = None
+    forgotten: int = 0
+    """How many records are placeholders of forgotten ones (`memoryd forget`)."""
+    kept: int = 0
+    """How many records still hold what they said: neither a placeholder nor the `session`
+    record. None kept and some forgotten: the whole session was forgotten."""
+
+    @property
+    def forgotten_whole(self) -> bool:
+        """Whether the session was forgotten whole: records forgotten, none kept, no damaged
+        line left (its text is still in the log), so nothing of it is left to show."""
+        return self.forgotten > 0 and not self.kept and not self.damaged
 
     def feed(self, record: Record) -> list[Turn]:
         """Take the next record; give the turns it closes: finished, or over without a reply
@@ -77,6 +88,10 @@ class Progress:
         if record.kind is Kind.SESSION and self.records > 0:
             raise ValueError("a session record must be the first line of 0.jsonl")
         self.records += 1
+        if record.kind is Kind.FORGOTTEN:
+            self.forgotten += 1
+        elif record.kind is not Kind.SESSION:
+            self.kept += 1
         closed: list[Turn] = []
         match record.kind:
             case Kind.SESSION:
@@ -187,6 +202,8 @@ class Progress:
                 "damage": self.damage,
                 "damaged": self.damaged,
                 "last_damage": self.last_damage,
+                "forgotten": self.forgotten,
+                "kept": self.kept,
             }
         )
 
@@ -204,6 +221,8 @@ class Progress:
             damage=raw.get("damage"),
             damaged=raw.get("damaged", 0),
             last_damage=raw.get("last_damage"),
+            forgotten=raw.get("forgotten", 0),
+            kept=raw.get("kept", raw["records"]),
         )
 
 

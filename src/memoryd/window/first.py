@@ -275,7 +275,7 @@ def _sessions(rows: list[Row]) -> Html:
                 join(marks, " "),
                 el(
                     "p",
-                    counted(row.turns, "turn"),
+                    "forgotten, no turn left" if row.forgotten else counted(row.turns, "turn"),
                     f", the last {shown_when(row.last)}" if row.last else "",
                     class_="hint",
                 ),

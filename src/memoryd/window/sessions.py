@@ -11,7 +11,6 @@ start, or its last epoch).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from memoryd.errors import DamagedLogError
 from memoryd.index.db import Index
 from memoryd.logs.logfiles import epoch_logs, read_from
 from memoryd.logs.records import Kind, parse_line
+from memoryd.logs.sessions import Progress
 from memoryd.text import boundary
 from memoryd.window.html import Html, el, join
 from memoryd.window.layout import badge, class_badge, counted, pager, tainted_badge, url
@@ -30,6 +30,9 @@ PAGE = 50
 """Sessions a page lists."""
 
 _FIRST_LINE = 4096
+
+FORGOTTEN = "forgotten"
+"""What a session forgotten whole says where its times were (its turns: none)."""
 
 TAINT_LINES = 50
 """How many lines of a tainted session the list reads for the line its taint starts at (the
@@ -50,6 +53,8 @@ class Row:
     damage: str | None
     started: str
     last: str
+    forgotten: bool = False
+    """Forgotten whole (`memoryd forget` of the session): listed once, as forgotten, no turn."""
 
 
 def channel(sessions: Path, session: str) -> str:
@@ -113,32 +118,34 @@ def listed(
         )
     }
     rows = [found_rows[session] for session in page if session in found_rows]
-    progress = {session: json.loads(text) for session, text, _ in rows}
+    progress = {session: Progress.from_json(text) for session, text, _ in rows}
     keys = []
     for session, state in progress.items():
         keys += [
             f"{session}:1:user",
-            f"{session}:{state['turns']}:user",
-            f"{session}:{state['turns']}:reply",
+            f"{session}:{state.turns}:user",
+            f"{session}:{state.turns}:reply",
         ]
     times = {hit.item.key: hit.item.at for hit in index.by_keys(keys)}
     found = []
     for session, _, damage in rows:
         state = progress[session]
-        last_turn = f"{session}:{state['turns']}:"
+        last_turn = f"{session}:{state.turns}:"
         last = times.get(last_turn + "reply") or times.get(last_turn + "user") or ""
+        gone = state.forgotten_whole
         found.append(
             Row(
                 session,
-                state["class"],
+                state.data_class.value,
                 channel(sessions, session),
-                state["turns"],
-                state["tainted"],
-                taint_from(sessions, session) if state["tainted"] else "",
-                state.get("damaged", 0),
+                0 if gone else state.turns,
+                state.tainted,
+                taint_from(sessions, session) if state.tainted else "",
+                state.damaged,
                 damage,
                 times.get(f"{session}:1:user", ""),
                 last,
+                gone,
             )
         )
     return found, int(total), number
@@ -151,16 +158,20 @@ def _row(row: Row) -> Html:
         marks.append(badge(f"from {row.taint_from}", "tainted"))
     if row.damaged:
         marks.append(badge(f"{row.damaged} damaged", "damaged"))
+    # A session forgotten whole has no time left to show and nothing left to forget.
+    started = FORGOTTEN if row.forgotten else shown_when(row.started)
+    last = FORGOTTEN if row.forgotten else shown_when(row.last)
+    forget = "" if row.forgotten else url("/forget", session=row.session)
     return el(
         "tr",
         el("td", el("a", row.session, href=link)),
         el("td", class_badge(row.data_class)),
         el("td", row.channel, data_label="channel"),
         el("td", str(row.turns), class_="number", data_label="turns"),
-        el("td", shown_when(row.started), data_label="started"),
-        el("td", shown_when(row.last), data_label="last turn"),
+        el("td", started, data_label="started"),
+        el("td", last, data_label="last turn"),
         el("td", join(marks, " ")),
-        el("td", el("a", "forget…", href=url("/forget", session=row.session), class_="danger")),
+        el("td", el("a", "forget…", href=forget, class_="danger") if forget else ""),
     )
 
 
