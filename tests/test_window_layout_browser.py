@@ -195,6 +195,18 @@ def test_a_turn_named_in_the_address_is_marked(page: Page) -> None:
     assert page.locator("#turn-2").evaluate(style) == plain
 
 
+def test_a_session_forgotten_whole_reads_forgotten_where_sessions_are_listed(page: Page) -> None:
+    page.goto(_base(page) + "/sessions")
+    row = page.locator("table.sessions tr", has=page.locator('a[href="/sessions/gone"]'))
+    for label in ("started", "last turn"):
+        assert row.locator(f"td[data-label='{label}']").inner_text() == "forgotten"
+    assert row.locator("td[data-label=turns]").inner_text() == "0"
+    assert row.locator("a.danger").count() == 0  # nothing of it is left to forget
+    page.goto(_base(page) + "/")
+    latest = page.locator("ul.latest li", has=page.locator('a[href="/sessions/gone"]'))
+    assert "forgotten, no turn left" in latest.inner_text()
+
+
 def test_times_are_utc_with_the_machines_zone_beside_them(page: Page) -> None:
     page.goto(_base(page) + f"/sessions/{LONG}")
     shown = page.locator("ol.records").inner_text()
