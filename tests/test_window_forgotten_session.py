@@ -1,7 +1,8 @@
 """A session forgotten whole (`/forget?session=S`, `memoryd forget S`) is listed once, as
 forgotten, with no turn, no time and nothing left to forget, on every page that lists sessions
 (the sessions page, the first page's latest sessions), and counted as every page counts it (its
-folder and `session` record stay: the session page says what was forgotten)."""
+folder and `session` record stay: the session page says what was forgotten). A session's forget
+is offered, on the list and on its page, exactly when a record of it is left to take."""
 
 from __future__ import annotations
 
@@ -96,7 +97,9 @@ def _listed_once_as_forgotten(window: TestClient) -> None:
     assert "0 of 2 sessions" in first
     status = window.get("/status").text
     assert "<dt>sessions</dt><dd>2</dd>" in status and "<dt>turns</dt><dd>1</dd>" in status
-    assert window.get("/sessions/s1").text.count(turns.FORGOTTEN) == 4
+    page = window.get("/sessions/s1").text
+    assert page.count(turns.FORGOTTEN) == 4
+    assert "/forget?" not in page and turns.NOTHING_LEFT in page
 
 
 def test_a_session_forgotten_in_the_window_is_listed_once_as_forgotten(
@@ -146,9 +149,15 @@ def test_a_session_is_listed_as_forgotten_exactly_when_no_record_of_it_is_left(
         with Index(home.index) as index:
             catch_up(index, home.sessions, NAMES)
             (row,), _, _ = sessions.listed(index, home.sessions, 0)
+        view = turns.read(home.sessions, "s")
     left = [line for line in after[1:] if not line.forgotten]
     assert row.forgotten == (len(after) > 1 and not left)
+    listing = sessions.page_body([row], 1, 0)
+    session_page = turns.page_body("s", view, 0)
+    # The list and the session's page offer its forget exactly when a record is left to take.
+    assert ("/forget?session=s" in listing) == bool(left)
+    assert ("forget this session…" in session_page) == bool(left)
+    assert (turns.NOTHING_LEFT in session_page) == (not left)
     if row.forgotten:
         assert row.turns == 0 and row.started == row.last == ""
-        page = sessions.page_body([row], 1, 0)
-        assert "/forget?" not in page and sessions.FORGOTTEN in page
+        assert sessions.FORGOTTEN in listing

@@ -70,10 +70,15 @@ class Progress:
     record. None kept and some forgotten: the whole session was forgotten."""
 
     @property
+    def left_to_forget(self) -> bool:
+        """Whether a forget of the session would take anything: a record kept, or a damaged
+        line (its text is still in the log)."""
+        return bool(self.kept or self.damaged)
+
+    @property
     def forgotten_whole(self) -> bool:
-        """Whether the session was forgotten whole: records forgotten, none kept, no damaged
-        line left (its text is still in the log), so nothing of it is left to show."""
-        return self.forgotten > 0 and not self.kept and not self.damaged
+        """Whether the session was forgotten whole: records forgotten, nothing left to forget."""
+        return self.forgotten > 0 and not self.left_to_forget
 
     def feed(self, record: Record) -> list[Turn]:
         """Take the next record; give the turns it closes: finished, or over without a reply

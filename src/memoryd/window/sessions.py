@@ -55,6 +55,8 @@ class Row:
     last: str
     forgotten: bool = False
     """Forgotten whole (`memoryd forget` of the session): listed once, as forgotten, no turn."""
+    forgettable: bool = True
+    """Whether a forget of the session would take anything (a new one has nothing yet)."""
 
 
 def channel(sessions: Path, session: str) -> str:
@@ -146,6 +148,7 @@ def listed(
                 times.get(f"{session}:1:user", ""),
                 last,
                 gone,
+                state.left_to_forget,
             )
         )
     return found, int(total), number
@@ -158,10 +161,10 @@ def _row(row: Row) -> Html:
         marks.append(badge(f"from {row.taint_from}", "tainted"))
     if row.damaged:
         marks.append(badge(f"{row.damaged} damaged", "damaged"))
-    # A session forgotten whole has no time left to show and nothing left to forget.
+    # A session forgotten whole has no time left to show; its forget would be refused.
     started = FORGOTTEN if row.forgotten else shown_when(row.started)
     last = FORGOTTEN if row.forgotten else shown_when(row.last)
-    forget = "" if row.forgotten else url("/forget", session=row.session)
+    forget = url("/forget", session=row.session) if row.forgettable else ""
     return el(
         "tr",
         el("td", el("a", row.session, href=link)),

@@ -28,6 +28,9 @@ from memoryd.window.times import shown_when
 FORGOTTEN = "Forgotten (memoryd forget): its text is gone from the log, the index and recall."
 """What a forgotten record's placeholder shows in place of its text."""
 
+NOTHING_LEFT = "Nothing of this session is left to forget."
+"""What a session page says where its forget was, when no record of it is left to forget."""
+
 LIMIT = 500
 """Records a page of a session shows."""
 
@@ -172,7 +175,7 @@ def _forgets(session: str, entry: Entry) -> Html:
     """The forgets a record offers: its item and its whole turn (a user's text, a reply), its
     turn (a tool's call or result, damage), its session (a compaction, a record before the
     first turn); none for the `session` record (the forget keeps it) or a placeholder."""
-    if entry.kind in (Kind.SESSION, Kind.FORGOTTEN):
+    if _kept_by_forget(entry):
         return Html("")
     if entry.kind == Kind.COMPACTION or not entry.turn:
         links = [("the whole session…", url("/forget", session=session))]
@@ -183,6 +186,11 @@ def _forgets(session: str, entry: Entry) -> Html:
         links.insert(0, ("this item…", url("/forget", item=item)))
     shown = join((el("a", said, href=href, class_="danger") for said, href in links), " · ")
     return el("p", "forget: ", shown, class_="forgets")
+
+
+def _kept_by_forget(entry: Entry) -> bool:
+    """Whether a forget leaves the record as it is: the `session` record, a placeholder."""
+    return entry.kind in (Kind.SESSION, Kind.FORGOTTEN)
 
 
 def _entry_html(session: str, entry: Entry) -> Html:
@@ -229,12 +237,13 @@ def page_body(session: str, view: View, start: int) -> Html:
     if view.taint_from is not None:
         where = f"from line {view.taint_from[1]} of {view.taint_from[0]}.jsonl"
         facts += [tainted_badge(), badge(where, "tainted")]
+    # A session forgotten whole (or a new one) has nothing a forget would take: its link would
+    # lead to a refusal.
+    left = start or view.more or view.problem or any(not _kept_by_forget(e) for e in view.entries)
+    forget = el("a", "forget this session…", class_="danger", href=url("/forget", session=session))
     parts = [
         el("p", join(facts, " "), class_="facts"),
-        el(
-            "p",
-            el("a", "forget this session…", class_="danger", href=url("/forget", session=session)),
-        ),
+        el("p", forget) if left else el("p", NOTHING_LEFT, class_="hint"),
     ]
     if view.problem:
         parts.append(el("p", view.problem, class_="notice error"))
