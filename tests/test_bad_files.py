@@ -452,4 +452,4 @@ def test_progress_kept_before_this_version_reads_as_undamaged() -> None:
     old = json.dumps(
         {"turns": 1, "tainted": False, "class": "private", "records": 2, "pending": None}
     )
-    assert Progress.from_json(old) == Progress(turns=1, records=2)
+    assert Progress.from_json(old) == Progress(turns=1, records=2, kept=2)  # its records kept
