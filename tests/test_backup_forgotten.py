@@ -34,7 +34,8 @@ def test_what_the_home_forgot_after_the_backup_is_forgotten_again_in_the_restore
     home: Home, tmp_path: Path
 ) -> None:
     write_log(home, "s1", turn("the heron nests by the weir", "the heron, noted"))
-    write_log(home, "s1", turn("the vault code is 9931", "the code, noted"))
+    # Eight digits: a four-digit code turned up in a digest or a page of the index by chance.
+    write_log(home, "s1", turn("the vault code is 99318642", "the code, noted"))
     write_log(home, "s2", turn("an otter crossed the lane", "an otter, noted"))
     memory = Memory(home.memory, home.root / "memoryd.lock", home.sessions)
     now = datetime.now(UTC)
@@ -42,7 +43,7 @@ def test_what_the_home_forgot_after_the_backup_is_forgotten_again_in_the_restore
         memory, Request(Op.ADD, "notes.md", text="The spare key is under the blue pot."), OWNER, now
     )
     edit(memory, Request(Op.ADD, "notes.md", text="The owner likes herons."), OWNER, now)
-    edit(memory, Request(Op.ADD, "notes.md", text="Old alarm code 5522."), OWNER, now)
+    edit(memory, Request(Op.ADD, "notes.md", text="Old alarm code 55227714."), OWNER, now)
     edit(memory, Request(Op.REMOVE, "notes.md", old="alarm"), OWNER, now)
     with local(home) as place:
         forget(place, Asked(keys=("s2:1:user",)))  # before the backup: in the archive already
@@ -53,13 +54,13 @@ def test_what_the_home_forgot_after_the_backup_is_forgotten_again_in_the_restore
         forget(place, Asked(entry=("notes.md", "blue pot")))
         forget(place, Asked(keys=("dropped:4:1",)))
     forgotten = home.memory / "forgotten.jsonl"
-    gone = (b"9931", b"blue pot", b"5522", b"otter crossed")
+    gone = (b"99318642", b"blue pot", b"55227714", b"otter crossed")
     assert not [text for text in gone if text in everything(home.root)]
 
     plain = tmp_path / "plain"
     assert memoryd("restore", str(archive), "--home", str(plain)).returncode == 0
     held = everything(plain)
-    assert [text for text in gone if text in held] == [b"9931", b"blue pot", b"5522"]
+    assert [text for text in gone if text in held] == [b"99318642", b"blue pot", b"55227714"]
 
     again = tmp_path / "again"
     done = memoryd("restore", str(archive), "--home", str(again), "--forgotten", str(forgotten))
@@ -72,4 +73,4 @@ def test_what_the_home_forgot_after_the_backup_is_forgotten_again_in_the_restore
         checked = memoryd(*command, "--home", str(again))
         assert checked.returncode == 0, checked.stderr
     recalled = memoryd("recall", "vault code", "--home", str(again))
-    assert "9931" not in recalled.stdout
+    assert "99318642" not in recalled.stdout
