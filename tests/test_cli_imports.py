@@ -16,7 +16,7 @@ import pytest
 from logs import turn, write_log
 from memoryd.cli import cli
 from memoryd.home import Home
-from test_serve_daemon import Daemon
+from test_serve_daemon import START, Daemon, until
 
 COMMANDS = [
     "backup",
@@ -122,6 +122,10 @@ def test_a_recall_a_daemon_answers_loads_neither_the_index_nor_an_http_client(
     home: Home, tmp_path: Path, daemon: Daemon, args: tuple[str, ...]
 ) -> None:
     write_log(home, "s1", turn("where is the boat", "in the harbour"))
+    # A recall for no session does not wait for the log to be read: the watcher reads it first
+    # (on a busy machine, the command once came before it and found no matches).
+    with daemon.client() as c:
+        assert until(lambda: "boat" in c.post("/v1/recall", json={"query": "boat"}).text, START)
     modules, said = loaded(tmp_path, *args)
     assert said.startswith(
         "[1] memory · owner said, 2026-09-28 23:19 UTC · private\n  where is the boat\n"

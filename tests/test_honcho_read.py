@@ -16,7 +16,11 @@ from memoryd.honcho.read import search, sources
 from memoryd.honcho.recalled import SECRET_LINE, Asked, NotAsked, Source, answer
 from memoryd.labels import DataClass, Label
 
-WAIT = 0.5
+WAIT = 2.0
+"""The deadline where a source hangs: long enough for the others to answer on a busy machine
+(at 0.5 s, one did not, under CI's load)."""
+ANSWERED = 30.0
+"""The deadline where every source answers: never reached, the search returns when they have."""
 OWN = "boxmaker"
 CONFIG = HonchoConfig(
     url="http://127.0.0.1:1",
@@ -66,7 +70,7 @@ def test_sources_are_the_read_workspaces_in_order_then_the_fleet() -> None:
 def test_every_source_is_searched_with_its_calls_limits_and_peers(
     fake: FakeHoncho, honcho: Honcho
 ) -> None:
-    search(honcho, SOURCES, "kyle", "Coffee?! dark-roast", 3, WAIT, [].append)
+    search(honcho, SOURCES, "kyle", "Coffee?! dark-roast", 3, ANSWERED, [].append)
     bodies = {(r.path, str(r.body)) for r in fake.requests}
     query = "Coffee dark roast"
     for ws in ("boxmaker2", "rift-ws", "fleet"):
@@ -84,7 +88,7 @@ def test_every_source_is_searched_with_its_calls_limits_and_peers(
 
 
 def test_a_sources_calls_go_in_order(fake: FakeHoncho, honcho: Honcho) -> None:
-    search(honcho, SOURCES[:1], "kyle", "coffee", 5, WAIT, [].append)
+    search(honcho, SOURCES[:1], "kyle", "coffee", 5, ANSWERED, [].append)
     assert [(r.path.rsplit("/", 1)[-1], r.body.get("filters")) for r in fake.requests] == [
         ("search", None),
         ("query", {"observer_id": "boxmaker2", "observed_id": "boxmaker2"}),
@@ -98,13 +102,13 @@ def test_the_agents_own_workspace_is_never_searched(fake: FakeHoncho, honcho: Ho
         workspace=OWN,
         read=(ReadSource("me", OWN, "boxmaker"), ReadSource("b2", "boxmaker2", "boxmaker2")),
     )
-    found = search(honcho, sources(own), "kyle", "coffee", 5, WAIT, [].append)
+    found = search(honcho, sources(own), "kyle", "coffee", 5, ANSWERED, [].append)
     assert all(r.workspace != OWN for r in fake.requests)
     assert [f.source.name for f in asked(found).found[0]] == ["b2", "b2", "b2"]
 
 
 def test_each_sources_hits_come_back_in_order(honcho: Honcho) -> None:
-    found = asked(search(honcho, SOURCES, "kyle", "coffee", 5, WAIT, [].append))
+    found = asked(search(honcho, SOURCES, "kyle", "coffee", 5, ANSWERED, [].append))
     assert [[f.origin.split(",")[0] for f in part] for part in found.found] == [
         [
             "boxmaker2: boxmaker2 said",
@@ -125,10 +129,10 @@ def test_a_hanging_source_is_unavailable_after_one_wait_while_the_others_answer(
     began = time.monotonic()
     found = asked(search(honcho, SOURCES, "kyle", "coffee", 5, WAIT, lines.append))
     took = time.monotonic() - began
-    assert WAIT * 0.9 <= took < WAIT + 1.0
+    assert WAIT * 0.9 <= took < 2 * WAIT
     assert found.missing == ["rift"]
     assert [len(part) for part in found.found] == [3, 0, 1]
-    assert lines == ["memoryd: recall: rift unavailable: no answer in 500 ms"]
+    assert lines == ["memoryd: recall: rift unavailable: no answer in 2000 ms"]
 
 
 def test_a_source_whose_last_call_hangs_is_unavailable_as_a_whole(
@@ -165,7 +169,7 @@ def test_a_failing_source_is_unavailable_and_logged_by_kind_and_status_only(
 ) -> None:
     fake.behave("rift-ws", "fail", status=status)
     lines: list[str] = []
-    found = asked(search(honcho, SOURCES, "kyle", "secretive coffee", 5, WAIT, lines.append))
+    found = asked(search(honcho, SOURCES, "kyle", "secretive coffee", 5, ANSWERED, lines.append))
     assert found.missing == ["rift"]
     assert lines == [f"memoryd: recall: rift unavailable: {error}"]
     assert "coffee" not in lines[0] and "secretive" not in lines[0]
@@ -174,7 +178,7 @@ def test_a_failing_source_is_unavailable_and_logged_by_kind_and_status_only(
 def test_a_dropped_connection_is_unavailable(fake: FakeHoncho, honcho: Honcho) -> None:
     fake.behave("fleet", "drop")
     lines: list[str] = []
-    found = asked(search(honcho, SOURCES, "kyle", "coffee", 5, WAIT, lines.append))
+    found = asked(search(honcho, SOURCES, "kyle", "coffee", 5, ANSWERED, lines.append))
     assert found.missing == ["fleet"]
     assert lines == ["memoryd: recall: fleet unavailable: unreachable"]
 
@@ -185,7 +189,7 @@ def test_a_missing_workspace_has_no_hits_and_is_not_unavailable(
     fake.behave("boxmaker2", "missing")
     empty = Source("new", "never-written", "new", False, DataClass.PRIVATE)
     lines: list[str] = []
-    found = asked(search(honcho, [*SOURCES, empty], "kyle", "coffee", 5, WAIT, lines.append))
+    found = asked(search(honcho, [*SOURCES, empty], "kyle", "coffee", 5, ANSWERED, lines.append))
     assert found.missing == []
     assert found.found[0] == [] and found.found[3] == []
     assert lines == []
@@ -195,7 +199,7 @@ def test_a_404_on_one_call_leaves_the_sources_other_results(
     fake: FakeHoncho, honcho: Honcho
 ) -> None:
     fake.behave("boxmaker2", "missing", only="/conclusions")
-    found = asked(search(honcho, SOURCES[:1], "kyle", "coffee", 5, WAIT, [].append))
+    found = asked(search(honcho, SOURCES[:1], "kyle", "coffee", 5, ANSWERED, [].append))
     assert found.missing == []
     assert [f.text for f in found.found[0]] == ["dark roast coffee at dawn"]
 
@@ -206,7 +210,7 @@ def test_a_honcho_without_embeddings_still_gives_its_messages(
     # Its conclusion queries answer 422 (recorded: phaseA 36_conclusions_query).
     fake.embeddings = False
     lines: list[str] = []
-    found = asked(search(honcho, SOURCES[:1], "kyle", "coffee", 5, WAIT, lines.append))
+    found = asked(search(honcho, SOURCES[:1], "kyle", "coffee", 5, ANSWERED, lines.append))
     assert (found.missing, lines) == ([], [])
     assert [f.text for f in found.found[0]] == ["dark roast coffee at dawn"]
 
@@ -217,14 +221,14 @@ def test_results_honcho_fills_its_limit_with_are_dropped_unless_they_share_a_wor
     # With embeddings on, search has no cutoff (recorded: phaseB 23_search_no_match).
     fake.semantic = True
     fake.seed_message("fleet", "s4", "rift", "zebra stripes")
-    found = asked(search(honcho, SOURCES[2:], "kyle", "coffee", 5, WAIT, [].append))
+    found = asked(search(honcho, SOURCES[2:], "kyle", "coffee", 5, ANSWERED, [].append))
     assert len([r for r in fake.requests if r.path.endswith("/search")]) == 1
     assert [f.text for f in found.found[0]] == ["coffee machine is fixed"]
 
 
 def test_a_query_holding_a_secret_sends_no_request_at_all(fake: FakeHoncho, honcho: Honcho) -> None:
     key = "sk-" + "ant-" + "a1b2c3d4e5f6a7b8c9d0e1f2"
-    found = search(honcho, SOURCES, "kyle", f"coffee {key}", 5, WAIT, [].append)
+    found = search(honcho, SOURCES, "kyle", f"coffee {key}", 5, ANSWERED, [].append)
     assert isinstance(found, NotAsked)
     assert fake.requests == []
     assert answer([], Label(), "(none)", 5, found).text.endswith("\n" + SECRET_LINE)
@@ -234,6 +238,6 @@ def test_nothing_found_is_no_matches_then_the_unavailable_lines(
     fake: FakeHoncho, honcho: Honcho
 ) -> None:
     fake.behave("rift-ws", "fail", status=503)
-    found = search(honcho, SOURCES, "kyle", "zebra", 5, WAIT, [].append)
+    found = search(honcho, SOURCES, "kyle", "zebra", 5, ANSWERED, [].append)
     joined = answer([], Label(), '(no matches for "zebra")', 5, found)
     assert joined.text == '(no matches for "zebra")\nrift: unavailable'
