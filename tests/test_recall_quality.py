@@ -140,6 +140,30 @@ def test_a_neighbour_lifts_a_message(home: Home, index: Index) -> None:
     assert found.index("s2:1:user") < found.index("s1:1:user")
 
 
+@given(
+    words=st.lists(
+        st.text("bcdfgkmpqvxz", min_size=5, max_size=8), min_size=3, max_size=3, unique=True
+    ),
+    copies=st.integers(1, 4),
+)
+def test_the_item_holding_every_word_best_is_not_passed_by_one_whose_neighbours_repeat_them(
+    words: list[str], copies: int
+) -> None:
+    # The bench's known item "again hows going" ("hey again! hows it going?") fell to rank 7
+    # under longer messages holding the words whose replies repeated some of them.
+    a, b, c = words
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder) / "home").create()
+        write_log(home, "target", turn(f"{a} {b} {c}", "fine"))
+        for n in range(copies):
+            write_log(home, f"s{n}", turn(f"so {a} then {b} with {c} at {n}", f"{a} {b} {a} {b}"))
+        for n in range(10):
+            write_log(home, f"f{n}", turn(f"filler {n} of the day", f"reply {n}"))
+        with Index(home.index) as index:
+            indexed(home, index)
+            assert keys(index, f"{a} {b} {c}", 1) == ["target:1:user"]
+
+
 def test_the_same_text_from_the_same_speaker_is_shown_once(home: Home, index: Index) -> None:
     write_log(home, "s1", turn("the walrus sleeps", "a"))
     write_log(home, "s2", turn("the walrus sleeps", "b"))

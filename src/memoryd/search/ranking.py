@@ -18,7 +18,9 @@ Pure: the search fetches the candidates and the items next to them; this orders 
 - **Neighbours.** An answer is often the reply to the message that matched, or the message
   before it: each item's score gains `NEIGHBOURS` times the scores of the items next to it in
   its session (its turn partner, and the reply before or the message after), and those items
-  are shown too, though they hold none of the words.
+  are shown too, though they hold none of the words. An item holding every word of the query
+  gains nothing from its neighbours: its own text answers the query, and its neighbours'
+  scores, counted, lifted a message over the one holding the words best.
 - **The session.** The messages around an answer speak of the same thing: each item gains
   `SESSION` times the best score in its session.
 - **Each text once.** The same text from the same speaker (a loop that wrote a turn twice) is
@@ -277,7 +279,10 @@ def ranked(
         at = parts[key]
         near = [found[n] for n in _next_to(at) if n in found]
         session = best.get(at[0], 0.0) if at is not None else 0.0
-        boosted = c.score + NEIGHBOURS * sum(n.score for n in near) + SESSION * session
+        # An item holding every word is found by its own text: neighbours repeating its
+        # words lifted a message over the one holding them best (a known item of common words).
+        context = 0.0 if c.whole else sum(n.score for n in near)
+        boosted = c.score + NEIGHBOURS * context + SESSION * session
         if lift is not None:
             boosted *= lift(c.hit.item)
         order.append((_tier(c, near, terms), -boosted, c.hit))
