@@ -161,9 +161,11 @@ def test_a_rare_word_is_answered_from_all_its_items_as_from_fts5s_best(
             # The slow path: FTS5's best rows, as many as a one-word search looks for.
             best = index.search(some([word]), 2 * DEPTH, classes)
             scored = [Scored(h, *score(h.item.text, query, idf_of, held / items)) for h in best]
-            # With the items next to them, as every search reads them.
+            # With the items next to them, when too few texts hold the word to fill `DEPTH`.
             others = {key for h in best for key in neighbours(h.item.key)}
             others -= {h.item.key for h in best}
+            if len({(h.item.who, h.item.text) for h in best}) >= DEPTH:
+                others = set()
             around = {
                 h.item.key: Scored(h, *score(h.item.text, query, idf_of, held / items))
                 for h in index.by_keys(sorted(others))

@@ -182,17 +182,20 @@ def _search(
 
     if len(query.stems) == 1:
         # One word: FTS5's best (twice `DEPTH`, for duplicates), the word as written first,
-        # with the items next to them, as for more words (the reply to the question that
-        # holds the word). A common word's best rows are kept in order (`common`), read
-        # instead of FTS5 ranking the word's whole doclist; a rare word's, no more than that,
-        # are all read, unranked.
+        # with the items next to them when those are few, as for more words (the reply to the
+        # question that holds the word). A common word's best rows are kept in order
+        # (`common`), read instead of FTS5 ranking the word's whole doclist; a rare word's, no
+        # more than that, are all read, unranked.
         best = index.best_of(words[0], 2 * depth, classes)
         if best is None and documents[words[0]] <= 2 * depth:
             best = every_row(index, some(words), 2 * depth, classes)
         if best is None:
             best = index.search(some(words), 2 * depth, classes)
         best = [hit for hit in best if hit.item.key not in hidden]
-        near = _near(index, best, allowed, hidden)
+        # Every candidate holds the word, so gains nothing from its neighbours (`ranked`), and
+        # a neighbour holding none is shown after them all: read only when they are too few
+        # to fill `DEPTH` (the lookup and its scoring were half a one-word query's time).
+        near = _near(index, best, allowed, hidden) if _distinct(best) < depth else []
         return ranked([ranking(h) for h in best], _scored(near, ranking), 1, k, lift)
     names = Names.of(index, query, items)
     candidates: list[Hit] = []
