@@ -45,11 +45,32 @@ def playwright() -> Iterator[Playwright]:
         yield running
 
 
+WAIT_MS = 20_000
+"""How long a page's action waits for what it expects: a hang deadline (5 s ran out once, with
+both cores busy and a worker per core), never reached when the window answers."""
+
+
 def launch(playwright: Playwright, profile: Path) -> BrowserContext:
     """Debian's Chromium, headless, with the fresh profile `profile`."""
     return playwright.chromium.launch_persistent_context(
         str(profile), executable_path=str(CHROMIUM), args=list(ARGS), headless=True
     )
+
+
+def opened(
+    playwright: Playwright, profile: Path, width: int, daemon: Daemon
+) -> tuple[BrowserContext, Page, list[str]]:
+    """The window of `daemon` in a fresh Chromium, `width` pixels wide, opened as `memoryd
+    window` opens it; the dialogs a script would raise are recorded in the list."""
+    context = launch(playwright, profile)
+    tab = context.new_page()
+    tab.set_viewport_size({"width": width, "height": 800})
+    tab.set_default_timeout(WAIT_MS)
+    dialogs: list[str] = []
+    tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    tab.goto(Path(made(daemon)["file"]).as_uri())
+    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    return context, tab, dialogs
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +87,7 @@ def browser(
 def page(browser: BrowserContext, served: Daemon) -> Iterator[Page]:
     """A tab with the window open; every dialog (an alert a script would raise) is recorded."""
     tab = browser.new_page()
-    tab.set_default_timeout(5000)
+    tab.set_default_timeout(WAIT_MS)
     tab.dialogs = []  # type: ignore[attr-defined]
     tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
     opener = Path(made(served)["file"])

@@ -18,7 +18,7 @@ from playwright.sync_api import Playwright
 
 from memoryd.window.guard import cookie_name
 from test_serve_daemon import Daemon
-from test_window_browser import launch, playwright  # noqa: F401  (a fixture: Playwright)
+from test_window_browser import WAIT_MS, launch, playwright  # noqa: F401  (a fixture: Playwright)
 from window_home import base, made
 
 TOSSED = ("/memory", "/sessions", "/status", "/forget")
@@ -66,7 +66,7 @@ def test_a_cookie_another_port_tosses_at_the_windows_paths_leaves_the_window_ope
     context = launch(playwright, tmp_path / "profile")
     try:
         tab = context.new_page()
-        tab.set_default_timeout(5000)
+        tab.set_default_timeout(WAIT_MS)
         tab.goto(Path(made(served)["file"]).as_uri())
         tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
         window = base(tab.url)

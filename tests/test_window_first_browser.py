@@ -9,7 +9,6 @@ import json
 import re
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,8 @@ from playwright.sync_api import Page, Playwright
 from logs import turn, write_log
 from memoryd.home import Home
 from test_serve_daemon import Daemon
-from test_window_browser import launch, playwright
-from window_home import SECRET, XSS, made
+from test_window_browser import opened, playwright
+from window_home import SECRET, XSS
 
 __all__ = ["playwright"]  # the fixture, used by name
 
@@ -79,14 +78,9 @@ def page(
 ) -> Iterator[Page]:
     """The first page in a fresh profile, `request.param` pixels wide, opened as `memoryd
     window` opens it."""
-    context = launch(playwright, tmp_path_factory.mktemp("profile"))
-    tab = context.new_page()
-    tab.set_viewport_size({"width": request.param, "height": 800})
-    tab.set_default_timeout(5000)
-    dialogs: list[str] = []
-    tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    tab.goto(Path(made(served)["file"]).as_uri())
-    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    context, tab, dialogs = opened(
+        playwright, tmp_path_factory.mktemp("profile"), request.param, served
+    )
     yield tab
     assert dialogs == []
     context.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,8 @@ from memoryd.home import Home
 from memoryd.text.secrets import REMOVED
 from memoryd.window import refused, turns
 from test_serve_daemon import Daemon
-from test_window_browser import launch, playwright
-from window_home import FORGED, SECRET, XSS, base, made
+from test_window_browser import opened, playwright
+from window_home import FORGED, SECRET, XSS, base
 
 __all__ = ["playwright"]  # the fixture, used by name
 
@@ -43,14 +42,9 @@ def window(
     (home.memory / "notes.md").write_text(f"# Notes\n\n{SHARED}next to the kettle.\n")
     daemon = Daemon(home)
     daemon.wait_ready()
-    context = launch(playwright, tmp_path_factory.mktemp("profile"))
-    tab = context.new_page()
-    tab.set_viewport_size({"width": request.param, "height": 800})
-    tab.set_default_timeout(5000)
-    dialogs: list[str] = []
-    tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    tab.goto(Path(made(daemon)["file"]).as_uri())
-    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    context, tab, dialogs = opened(
+        playwright, tmp_path_factory.mktemp("profile"), request.param, daemon
+    )
     yield daemon, tab
     assert dialogs == []
     context.close()

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Playwright
@@ -21,8 +20,7 @@ from honcho_fake import FakeHoncho
 from logs import turn, write_log
 from memoryd.home import Home
 from test_serve_daemon import Daemon
-from test_window_browser import launch, playwright
-from window_home import made
+from test_window_browser import opened, playwright
 
 __all__ = ["playwright"]  # the fixture, used by name
 
@@ -115,12 +113,7 @@ def page(
 ) -> Iterator[Page]:
     """The window in a fresh profile, `request.param` pixels wide, opened as `memoryd window`
     opens it."""
-    context = launch(playwright, tmp_path_factory.mktemp("profile"))
-    tab = context.new_page()
-    tab.set_viewport_size({"width": request.param, "height": 800})
-    tab.set_default_timeout(5000)
-    tab.goto(Path(made(served)["file"]).as_uri())
-    tab.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/$"))
+    context, tab, _ = opened(playwright, tmp_path_factory.mktemp("profile"), request.param, served)
     yield tab
     context.close()
 

@@ -18,7 +18,7 @@ from logs import write_log
 from memoryd.forget import logs
 from memoryd.home import Home
 from memoryd.window import turns
-from test_window_browser import launch, playwright
+from test_window_browser import WAIT_MS, launch, playwright
 from test_window_flows import RECORDS
 
 __all__ = ["playwright"]  # the fixture, used by name
@@ -38,7 +38,7 @@ def page(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> It
     """A blank tab of a fresh profile."""
     context = launch(playwright, tmp_path_factory.mktemp("profile"))
     tab = context.new_page()
-    tab.set_default_timeout(5000)
+    tab.set_default_timeout(WAIT_MS)
     yield tab
     context.close()
 
