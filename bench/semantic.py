@@ -32,7 +32,7 @@ import queries
 from memoryd.config import SemanticConfig
 from memoryd.index.db import Index
 from memoryd.recall import searched
-from memoryd.semantic.held import BLOCK, Held, _Block, quantised
+from memoryd.semantic.held import BLOCK, Held, Snapshot, _Block, quantised
 from memoryd.semantic.tier import Tier
 
 
@@ -81,11 +81,11 @@ def search_at(size: int, real: np.ndarray, queries_asked: list[np.ndarray]) -> l
         vectors = np.clip(np.rint(noisy * 127), -127, 127).astype(np.int8)
         ids = np.arange(start + 1, start + n + 1, dtype=np.int64)
         blocks.append(_Block(ids, np.ones(n, dtype=np.int8), vectors))
-    held._blocks = blocks  # a bench's shortcut past the index: what `refresh` would hold
+    held.now = Snapshot(None, tuple(blocks))  # past the index: what `refresh` would hold
     times = []
     for query in queries_asked:
         t = time.perf_counter()
-        held.nearest(query, 20, None)
+        held.now.nearest(query, 20, None)
         times.append(time.perf_counter() - t)
     return times
 
@@ -129,13 +129,13 @@ def main() -> None:
             runs = [("lexical", None), ("fused", tier)]
             for name, fuser in runs if n % 2 == 0 else runs[::-1]:
                 t = time.perf_counter()
-                searched(index, query.text, 5, None, fuser)
+                searched(index, query.text, 5, None, fuser=fuser)
                 (lexical if name == "lexical" else fused).append(time.perf_counter() - t)
             t = time.perf_counter()
             vector = encoder.embed([query.text])[0]
             embedding.append(time.perf_counter() - t)
             t = time.perf_counter()
-            held.nearest(vector, 20, None)
+            held.now.nearest(vector, 20, None)
             search.append(time.perf_counter() - t)
         asked_vectors = [encoder.embed([q.text])[0] for q in asked[:50]]
         index.close()

@@ -320,14 +320,15 @@ def test_a_session_is_shown_nothing_above_its_class_by_the_tier_either(home: Hom
     tier = service.semantic
     assert tier is not None
     index = service.indexes.index
-    ids = {h.id for h in tier.fused(index, "adoption", [], 20, DataClass.PRIVATE)}
+    fusing = tier.begin(index, "adoption", DataClass.PRIVATE, frozenset())
+    ids = {h.id for h in fusing.fused([], 20)}
     classes = {h.item.data_class for h in index.hits(sorted(ids))}
     assert ids and classes <= {"public", "private"}
     held = Held(tier.model.name, 384)
     held.refresh(index)
     asked = tier.loaded().embed(["adoption folder"])[0]
-    every = {i for i, _ in held.nearest(asked, 20, None)}
-    below = {i for i, _ in held.nearest(asked, 20, DataClass.PRIVATE)}
+    every = {i for i, _ in held.now.nearest(asked, 20, None)}
+    below = {i for i, _ in held.now.nearest(asked, 20, DataClass.PRIVATE)}
     assert below < every
     service.close()
 
@@ -342,7 +343,8 @@ def test_the_turn_being_answered_is_not_shown_to_itself_by_the_tier_either(home:
     tier = service.semantic
     assert tier is not None
     # The tier itself would show it: its likeness to the query is the highest there is.
-    found = tier.fused(service.indexes.index, "orphanage paperwork unsigned", [], 20, None)
+    asked = "orphanage paperwork unsigned"
+    found = tier.begin(service.indexes.index, asked, None, frozenset()).fused([], 20)
     assert waiting in {hit.item.text for hit in found}
     assert waiting not in service.begin_recall("orphanage paperwork unsigned", 5, "s4")().text
     assert waiting in service.begin_recall("orphanage paperwork unsigned", 5, "s1")().text
@@ -455,5 +457,5 @@ def test_held_vectors_are_read_again_when_some_are_deleted(home: Home) -> None:
     held.refresh(index)
     assert len(held) == 5
     asked = np.zeros(384, dtype=np.float32)
-    assert len(held.nearest(asked, 20, None)) == 5
+    assert len(held.now.nearest(asked, 20, None)) == 5
     service.close()

@@ -53,13 +53,22 @@ def source(hit: Hit) -> str:
     return f"{who} said, {at}"
 
 
+class Fusing(Protocol):
+    """Another ranking's half of one recall, begun before the lexical search (`Fuser.begin`)."""
+
+    def fused(self, hits: list[Hit], k: int) -> list[Hit]:
+        """The `k` best of the lexical `hits` (its first `DEPTH`) and its own."""
+        ...
+
+
 class Fuser(Protocol):
     """What joins another ranking to the lexical one (the semantic tier, `memoryd.semantic`)."""
 
-    def fused(
-        self, index: Index, query: str, hits: list[Hit], k: int, highest: DataClass | None
-    ) -> list[Hit]:
-        """The `k` best of the lexical `hits` (its first `DEPTH`) and its own."""
+    def begin(
+        self, index: Index, query: str, highest: DataClass | None, hidden: frozenset[str]
+    ) -> Fusing:
+        """Start its ranking of `query` beside the lexical search, never holding an item above
+        `highest` nor one keyed `hidden`."""
         ...
 
 
@@ -126,10 +135,8 @@ def searched(
     if fuser is None:
         hits = search(index, found, k, highest, lift=lift, hidden=hidden)
     else:
-        lexical = search(index, found, DEPTH, highest, lift=lift, hidden=hidden)
-        # The fuser's own nearest items may hold a hidden one: asked for as many more.
-        fused = fuser.fused(index, query, lexical, k + len(hidden), highest)
-        hits = [hit for hit in fused if hit.item.key not in hidden][:k]
+        fusing = fuser.begin(index, query, highest, hidden)
+        hits = fusing.fused(search(index, found, DEPTH, highest, lift=lift, hidden=hidden), k)
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),

@@ -2,7 +2,7 @@
 items nearest to a query among them (every vector's dot product with the query, exact).
 
 Held in blocks of at most `BLOCK` vectors: new ones are a block of their own (no copy of the
-others), merged into their neighbours' once there are more than `BLOCKS`; a query is scored
+others), merged into their neighbours' once more than `BLOCKS` are not full; a query is scored
 `SCORED` rows at a time, each slice's int8 turned to float32 as it is (never the whole matrix).
 """
 
@@ -29,7 +29,7 @@ SCORED = 4_096
 cache (100k vectors scored in 6.5 ms a query in slices of 4,096, 47 ms in slices of 65,536)."""
 
 BLOCKS = 16
-"""The most blocks held before the small ones are merged."""
+"""The most blocks smaller than `BLOCK` held before they are merged."""
 
 _CLASS = {c.value: n for n, c in enumerate(DataClass)}
 
@@ -47,60 +47,39 @@ class _Block:
     vectors: npt.NDArray[np.int8]
 
 
-@dataclass
-class Held:
-    """The vectors of one model, as the index last had them."""
+@dataclass(frozen=True)
+class Snapshot:
+    """The vectors held as one refresh left them: never changed, so a recall reads them with
+    no lock while the worker reads the next ones."""
 
-    model: str
-    dimensions: int
-    _blocks: list[_Block] = field(default_factory=list)
-    _seq: int = 0
-    _generation: tuple[int, int] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    generation: tuple[int, int] | None = None
+    """The index's `store.generation` when they were read (None: never read)."""
+    blocks: tuple[_Block, ...] = ()
 
     def __len__(self) -> int:
-        return sum(len(b.ids) for b in self._blocks)
-
-    def refresh(self, index: Index) -> None:
-        """Read the vectors written since the last refresh; all of them again when some were
-        deleted or the index's file is another (a reindex's)."""
-        with self._lock:
-            generation = store.generation(index)
-            if generation != self._generation:
-                self._blocks, self._seq, self._generation = [], 0, generation
-            rows = store.since(index, self.model, self._seq)
-            if not rows:
-                return
-            for start in range(0, len(rows), BLOCK):
-                part = rows[start : start + BLOCK]
-                self._blocks.append(
-                    _Block(
-                        np.fromiter((r.id for r in part), np.int64, len(part)),
-                        np.fromiter((_CLASS[r.data_class] for r in part), np.int8, len(part)),
-                        np.frombuffer(b"".join(r.vector for r in part), np.int8).reshape(
-                            len(part), self.dimensions
-                        ),
-                    )
-                )
-            self._seq = rows[-1].seq
-            if len(self._blocks) > BLOCKS:
-                self._blocks = _merged(self._blocks)
+        return sum(len(b.ids) for b in self.blocks)
 
     def nearest(
-        self, query: npt.NDArray[np.float32], n: int, highest: DataClass | None
+        self,
+        query: npt.NDArray[np.float32],
+        n: int,
+        highest: DataClass | None,
+        hidden: frozenset[int] = frozenset(),
     ) -> list[tuple[int, float]]:
-        """The `n` items most like `query` (with `highest`, of that class or a lower one), each
-        row id with its cosine similarity, best first; ties by row id."""
-        with self._lock:
-            blocks = list(self._blocks)
+        """The `n` items most like `query` (with `highest`, of that class or a lower one; never
+        the row ids `hidden`), each row id with its cosine similarity, best first; ties by row
+        id."""
         top = highest is not None and highest != max(DataClass)
+        left_out = np.fromiter(hidden, np.int64, len(hidden))
         best_ids: list[npt.NDArray[np.int64]] = []
         best_scores: list[npt.NDArray[np.float32]] = []
-        for block in blocks:
+        for block in self.blocks:
             scores = _scores(block.vectors, query)
             if top:
                 assert highest is not None
                 scores[block.classes > _CLASS[highest.value]] = -np.inf
+            if len(left_out):
+                scores[np.isin(block.ids, left_out)] = -np.inf
             take = min(n, len(scores))
             chosen = np.argpartition(-scores, take - 1)[:take]
             best_ids.append(block.ids[chosen])
@@ -114,16 +93,55 @@ class Held:
 
     def similarity(self, query: npt.NDArray[np.float32], ids: list[int]) -> dict[int, float]:
         """The cosine similarity to `query` of each of the items `ids` that has a vector."""
-        with self._lock:
-            blocks = list(self._blocks)
         wanted = np.asarray(ids, dtype=np.int64)
         found: dict[int, float] = {}
-        for block in blocks:
+        for block in self.blocks:
             rows = np.nonzero(np.isin(block.ids, wanted))[0]
             if len(rows):
                 scores = _scores(block.vectors[rows], query)
                 found.update(zip(block.ids[rows].tolist(), scores.tolist(), strict=True))
         return found
+
+
+@dataclass
+class Held:
+    """The vectors of one model, as the index last had them: `now`, replaced whole by each
+    refresh (the worker's), read by recalls as it is."""
+
+    model: str
+    dimensions: int
+    now: Snapshot = field(default_factory=Snapshot)
+    _seq: int = 0
+    _refreshing: threading.Lock = field(default_factory=threading.Lock)
+
+    def __len__(self) -> int:
+        return len(self.now)
+
+    def refresh(self, index: Index) -> None:
+        """Read the vectors written since the last refresh; all of them again when some were
+        deleted or the index's file is another (a reindex's). The vectors held meanwhile stay
+        as they were: the new ones replace them at once, when read."""
+        with self._refreshing:
+            generation = store.generation(index)
+            blocks, seq = list(self.now.blocks), self._seq
+            if generation != self.now.generation:
+                blocks, seq = [], 0
+            rows = store.since(index, self.model, seq)
+            for start in range(0, len(rows), BLOCK):
+                part = rows[start : start + BLOCK]
+                blocks.append(
+                    _Block(
+                        np.fromiter((r.id for r in part), np.int64, len(part)),
+                        np.fromiter((_CLASS[r.data_class] for r in part), np.int8, len(part)),
+                        np.frombuffer(b"".join(r.vector for r in part), np.int8).reshape(
+                            len(part), self.dimensions
+                        ),
+                    )
+                )
+            if sum(len(b.ids) < BLOCK for b in blocks) > BLOCKS:
+                blocks = _merged(blocks)
+            self._seq = rows[-1].seq if rows else seq
+            self.now = Snapshot(generation, tuple(blocks))
 
 
 def _scores(
@@ -139,11 +157,14 @@ def _scores(
 
 
 def _merged(blocks: list[_Block]) -> list[_Block]:
-    """The blocks joined, then cut again into blocks of `BLOCK`."""
-    ids = np.concatenate([b.ids for b in blocks])
-    classes = np.concatenate([b.classes for b in blocks])
-    vectors = np.concatenate([b.vectors for b in blocks])
-    return [
+    """The blocks smaller than `BLOCK` joined, then cut again into blocks of `BLOCK`; the full
+    ones as they are (at 1M vectors, a batch's refresh copied all 384 MB of them)."""
+    full = [b for b in blocks if len(b.ids) == BLOCK]
+    small = [b for b in blocks if len(b.ids) < BLOCK]
+    ids = np.concatenate([b.ids for b in small])
+    classes = np.concatenate([b.classes for b in small])
+    vectors = np.concatenate([b.vectors for b in small])
+    return full + [
         _Block(ids[s : s + BLOCK], classes[s : s + BLOCK], vectors[s : s + BLOCK])
         for s in range(0, len(ids), BLOCK)
     ]

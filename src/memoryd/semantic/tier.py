@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +24,19 @@ from memoryd.semantic.models import Model, find
 from memoryd.text.secrets import redact
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from memoryd.semantic.encoder import Encoder
-    from memoryd.semantic.held import Held
+    from memoryd.semantic.held import Held, Snapshot
+
+    Near = tuple[npt.NDArray[np.float32], Snapshot, list[tuple[int, float]]]
 
 NEAREST = 20
 """The items most like the query that join the lexical candidates (recall's largest `k`)."""
+
+QUERIES = 4
+"""The recalls whose queries are embedded at once, each beside its own lexical search."""
 
 log = logging.getLogger("memoryd.semantic")
 
@@ -43,6 +52,9 @@ class Tier:
     """Why the model could not be loaded (status says it; recall is lexical)."""
     _encoder: Encoder | None = None
     _held: Held | None = None
+    _queries: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(QUERIES, thread_name_prefix="memoryd-query")
+    )
 
     @classmethod
     def of(cls, config: SemanticConfig | None) -> Tier | None:
@@ -79,25 +91,63 @@ class Tier:
         """The model, loaded now if it is not yet."""
         return self._encoder if self._encoder is not None else self.load()
 
-    def fused(
-        self, index: Index, query: str, hits: list[Hit], k: int, highest: DataClass | None
-    ) -> list[Hit]:
-        """The `k` best of the lexical `hits` (their order, recall's depth of them) and the
-        items most like the query, by `fusion`; the lexical first `k` while the model loads."""
+    def begin(
+        self, index: Index, query: str, highest: DataClass | None, hidden: frozenset[str]
+    ) -> Fusing:
+        """Start the query's embedding and its search among the vectors held, on a thread of
+        the tier's, while the caller's lexical search runs; items above `highest` and those
+        keyed `hidden` are never among its own. Lexical while the model loads or the vectors
+        are read again (the worker is asked to)."""
         encoder, held = self._encoder, self._held
         if encoder is None or held is None:
-            return hits[:k]
+            return Fusing(index, None)
+        vectors = held.now
+        if vectors.generation != store.generation(index):
+            # Some vectors were deleted, or the index is another: those held may name row ids
+            # that now hold other items. Recall stays lexical until the worker reads them again.
+            self.due.set()
+            return Fusing(index, None)
+        left_out = frozenset(hit.id for hit in index.by_keys(sorted(hidden)))
         # A query's secret never reaches the model, as an item's never does.
-        asked = encoder.embed([redact(query)])[0]
-        held.refresh(index)
-        similar = dict(held.nearest(asked, NEAREST, highest))
+        asked = redact(query)
+
+        def near() -> Near:
+            vector = encoder.embed([asked])[0]
+            return vector, vectors, vectors.nearest(vector, NEAREST, highest, left_out)
+
+        return Fusing(index, self._queries.submit(near), highest)
+
+    def status(self, index: Index) -> dict[str, Any]:
+        """`semantic` of status: the model, how many items are embedded and how many wait."""
+        found = counts(self.model, index)
+        if self.error is not None:
+            found["error"] = self.error
+        return found
+
+
+@dataclass(frozen=True)
+class Fusing:
+    """A recall's semantic half, begun beside its lexical search (`Tier.begin`)."""
+
+    index: Index
+    near: Future[Near] | None
+    """The query's vector, the vectors it was compared with, its nearest (None: lexical)."""
+    highest: DataClass | None = None
+
+    def fused(self, hits: list[Hit], k: int) -> list[Hit]:
+        """The `k` best of the lexical `hits` (their order, recall's depth of them) and the
+        query's nearest items, by `fusion`; the lexical first `k` when lexical."""
+        if self.near is None:
+            return hits[:k]
+        asked, vectors, nearest = self.near.result()
+        similar = dict(nearest)
         lexical = [hit.id for hit in hits]
-        similar.update(held.similarity(asked, [i for i in lexical if i not in similar]))
+        similar.update(vectors.similarity(asked, [i for i in lexical if i not in similar]))
         order = fusion.fused(lexical, similar)
         known = {hit.id: hit for hit in hits}
         wanted = [i for i in order if i not in known]  # at most `NEAREST`
-        allowed = {c.value for c in DataClass if highest is None or c <= highest}
-        for hit in index.hits(wanted):
+        allowed = {c.value for c in DataClass if self.highest is None or c <= self.highest}
+        for hit in self.index.hits(wanted):
             if hit.item.data_class in allowed:
                 known[hit.id] = hit
         shown: list[Hit] = []
@@ -111,13 +161,6 @@ class Tier:
             if len(shown) == k:
                 break
         return shown
-
-    def status(self, index: Index) -> dict[str, Any]:
-        """`semantic` of status: the model, how many items are embedded and how many wait."""
-        found = counts(self.model, index)
-        if self.error is not None:
-            found["error"] = self.error
-        return found
 
 
 def counts(model: Model, index: Index) -> dict[str, Any]:

@@ -3,6 +3,8 @@ embedded, a batch at a time, after each catch-up, until the daemon stops.
 
 The texts are read and embedded with no lock held; the index's writer is held only to write a
 batch's vectors (a millisecond or so), so a recall or an append never waits for the model. The
+vectors recall searches are read here too, after each batch and whenever the worker wakes (a
+forget or a reindex asks it to: `Tier.begin`), so that no recall reads them. The
 thread runs at a lower priority than the request threads: a recall's own work comes first.
 """
 
@@ -51,7 +53,15 @@ def embed_pending(service: Service, tier: Tier, after: int = 0) -> int:
     vectors = quantised(encoder.embed(texts(batch)))
     with service.indexes.guarded(), service.indexes.writer:
         store.write(service.indexes.index, tier.model.name, zip(batch, vectors, strict=True))
+    held(service, tier)
     return batch[-1].id
+
+
+def held(service: Service, tier: Tier) -> None:
+    """Read the vectors written since the tier's last read into those recall searches (all
+    of them again after a forget or a reindex): here, never on a recall's path."""
+    with service.indexes.guarded():
+        tier.held.refresh(service.indexes.index)
 
 
 def run(service: Service, tier: Tier, stop: threading.Event) -> None:
@@ -74,6 +84,7 @@ def run(service: Service, tier: Tier, stop: threading.Event) -> None:
     while not stop.is_set():
         tier.due.clear()
         try:
+            held(service, tier)
             last = embed_pending(service, tier, after)
             if last:
                 after = last
