@@ -182,8 +182,7 @@ def test_a_hidden_item_takes_no_place_among_the_tiers_nearest(home: Home) -> Non
     hidden = answering.hidden(index, "s4", datetime.now(UTC), 3600)
     assert hidden == {"s4:1:user"}
     fusing = tier.begin(index, query, None, hidden)
-    assert fusing.near is not None
-    nearest = [i for i, _ in fusing.near.result()[2]]
+    nearest = [i for i, _ in fusing.nearest()]
     assert len(nearest) == NEAREST  # the hidden one took none of the nearest's places
     assert index.by_keys(sorted(hidden))[0].id not in nearest
     assert waiting not in [hit.item.text for hit in fusing.fused([], NEAREST)]
@@ -193,7 +192,7 @@ def test_a_hidden_item_takes_no_place_among_the_tiers_nearest(home: Home) -> Non
     service.close()
 
 
-def test_the_querys_nearest_are_found_before_the_lexical_search_is_made(home: Home) -> None:
+def test_the_query_is_embedded_before_the_lexical_search_is_made(home: Home) -> None:
     written(home)
     service = Service.open(home)
     embedded(service)
@@ -201,12 +200,12 @@ def test_the_querys_nearest_are_found_before_the_lexical_search_is_made(home: Ho
     assert tier is not None
     index = service.indexes.index
     fusing = tier.begin(index, "orphanage paperwork", None, frozenset())
-    assert fusing.near is not None
-    asked, _, nearest = fusing.near.result()  # with no lexical search made yet
-    assert nearest[0][0] == index.by_keys(["s1:1:user"])[0].id
+    assert fusing.asked is not None
+    asked = fusing.asked.result()  # with no lexical search made yet
+    assert asked.shape == (384,)
+    assert fusing.nearest()[0][0] == index.by_keys(["s1:1:user"])[0].id
     lexical = search(index, terms("orphanage paperwork"), DEPTH, None)
     assert fusing.fused(lexical, 5)[0].item.text == ADOPTION
-    assert asked.shape == (384,)
     service.close()
 
 

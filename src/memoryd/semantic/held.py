@@ -1,6 +1,9 @@
 """The vectors a daemon holds in memory, read from the index as they are written, and the
 items nearest to a query among them (every vector's dot product with the query, exact).
 
+The worker reads them (`Held.refresh`) into a `Snapshot` that is never changed: a recall
+searches the one it finds, with no lock, while the next is read.
+
 Held in blocks of at most `BLOCK` vectors: new ones are a block of their own (no copy of the
 others), merged into their neighbours' once more than `BLOCKS` are not full; a query is scored
 `SCORED` rows at a time, each slice's int8 turned to float32 as it is (never the whole matrix).

@@ -2,7 +2,11 @@
 path), the vectors it holds, recall's fused order, status's counts.
 
 Until the model is loaded, a recall is lexical; until every item is embedded, a recall fuses
-what is (`fusion`): never waiting for either.
+what is (`fusion`): never waiting for either. The vectors a recall searches are those the
+worker last read (`Held.now`), never read by the recall itself, and not searched at all once
+the index's differ (a forget, a reindex) until the worker has read them again: vectors of
+items gone may name row ids that hold other items now. The query is embedded beside the
+lexical search.
 """
 
 from __future__ import annotations
@@ -29,8 +33,6 @@ if TYPE_CHECKING:
 
     from memoryd.semantic.encoder import Encoder
     from memoryd.semantic.held import Held, Snapshot
-
-    Near = tuple[npt.NDArray[np.float32], Snapshot, list[tuple[int, float]]]
 
 NEAREST = 20
 """The items most like the query that join the lexical candidates (recall's largest `k`)."""
@@ -94,10 +96,10 @@ class Tier:
     def begin(
         self, index: Index, query: str, highest: DataClass | None, hidden: frozenset[str]
     ) -> Fusing:
-        """Start the query's embedding and its search among the vectors held, on a thread of
-        the tier's, while the caller's lexical search runs; items above `highest` and those
-        keyed `hidden` are never among its own. Lexical while the model loads or the vectors
-        are read again (the worker is asked to)."""
+        """Start the query's embedding on a thread of the tier's, while the caller's lexical
+        search runs (`Fusing.fused` searches the vectors held once both are done); items above
+        `highest` and those keyed `hidden` are never among its own. Lexical while the model
+        loads or the vectors are read again (the worker is asked to)."""
         encoder, held = self._encoder, self._held
         if encoder is None or held is None:
             return Fusing(index, None)
@@ -109,13 +111,9 @@ class Tier:
             return Fusing(index, None)
         left_out = frozenset(hit.id for hit in index.by_keys(sorted(hidden)))
         # A query's secret never reaches the model, as an item's never does.
-        asked = redact(query)
-
-        def near() -> Near:
-            vector = encoder.embed([asked])[0]
-            return vector, vectors, vectors.nearest(vector, NEAREST, highest, left_out)
-
-        return Fusing(index, self._queries.submit(near), highest)
+        said = redact(query)
+        asked = self._queries.submit(lambda: encoder.embed([said])[0])
+        return Fusing(index, asked, vectors, highest, left_out)
 
     def status(self, index: Index) -> dict[str, Any]:
         """`semantic` of status: the model, how many items are embedded and how many wait."""
@@ -130,19 +128,30 @@ class Fusing:
     """A recall's semantic half, begun beside its lexical search (`Tier.begin`)."""
 
     index: Index
-    near: Future[Near] | None
-    """The query's vector, the vectors it was compared with, its nearest (None: lexical)."""
+    asked: Future[npt.NDArray[np.float32]] | None
+    """The query's embedding, made on a thread of the tier's (None: the recall is lexical)."""
+    vectors: Snapshot | None = None
     highest: DataClass | None = None
+    hidden: frozenset[int] = frozenset()
+
+    def nearest(self) -> list[tuple[int, float]]:
+        """The items most like the query among those the recall may show, with their
+        similarity (once the query is embedded)."""
+        if self.asked is None or self.vectors is None:
+            return []
+        return self.vectors.nearest(self.asked.result(), NEAREST, self.highest, self.hidden)
 
     def fused(self, hits: list[Hit], k: int) -> list[Hit]:
         """The `k` best of the lexical `hits` (their order, recall's depth of them) and the
         query's nearest items, by `fusion`; the lexical first `k` when lexical."""
-        if self.near is None:
+        if self.asked is None or self.vectors is None:
             return hits[:k]
-        asked, vectors, nearest = self.near.result()
-        similar = dict(nearest)
+        # The search among the vectors is made here, after the lexical one: beside it, both
+        # queued for the interpreter's lock (decisions.md).
+        similar = dict(self.nearest())
         lexical = [hit.id for hit in hits]
-        similar.update(vectors.similarity(asked, [i for i in lexical if i not in similar]))
+        others = [i for i in lexical if i not in similar]
+        similar.update(self.vectors.similarity(self.asked.result(), others))
         order = fusion.fused(lexical, similar)
         known = {hit.id: hit for hit in hits}
         wanted = [i for i in order if i not in known]  # at most `NEAREST`
