@@ -320,7 +320,7 @@ def test_a_session_is_shown_nothing_above_its_class_by_the_tier_either(home: Hom
     tier = service.semantic
     assert tier is not None
     index = service.indexes.index
-    fusing = tier.begin(index, "adoption", DataClass.PRIVATE, frozenset())
+    fusing = tier.fusing(index, "adoption", DataClass.PRIVATE, frozenset())
     ids = {h.id for h in fusing.fused([], 20)}
     classes = {h.item.data_class for h in index.hits(sorted(ids))}
     assert ids and classes <= {"public", "private"}
@@ -344,7 +344,7 @@ def test_the_turn_being_answered_is_not_shown_to_itself_by_the_tier_either(home:
     assert tier is not None
     # The tier itself would show it: its likeness to the query is the highest there is.
     asked = "orphanage paperwork unsigned"
-    found = tier.begin(service.indexes.index, asked, None, frozenset()).fused([], 20)
+    found = tier.fusing(service.indexes.index, asked, None, frozenset()).fused([], 20)
     assert waiting in {hit.item.text for hit in found}
     assert waiting not in service.begin_recall("orphanage paperwork unsigned", 5, "s4")().text
     assert waiting in service.begin_recall("orphanage paperwork unsigned", 5, "s1")().text

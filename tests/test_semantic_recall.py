@@ -1,7 +1,7 @@
 """The semantic tier's recall path (issue 27): a recall never waits for the model's load nor for
 the worker's batch, reads no vector itself, never fuses vectors of items that are gone, keeps
-the hidden turn out of the tier's own nearest, and starts the query's embedding before the
-lexical search. The daemon on its socket and the real all-MiniLM-L6-v2 from its package.
+the hidden turn out of the tier's own nearest, and the encoder serves two threads at once. The
+daemon on its socket and the real all-MiniLM-L6-v2 from its package.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from memoryd import answering
 from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.labels import DataClass
-from memoryd.search.parts import DEPTH, search, terms
 from memoryd.semantic import models, store, worker
 from memoryd.semantic.held import _CLASS, Snapshot, _Block, quantised
 from memoryd.semantic.tier import NEAREST
@@ -181,31 +180,14 @@ def test_a_hidden_item_takes_no_place_among_the_tiers_nearest(home: Home) -> Non
     query = "orphanage paperwork unsigned"
     hidden = answering.hidden(index, "s4", datetime.now(UTC), 3600)
     assert hidden == {"s4:1:user"}
-    fusing = tier.begin(index, query, None, hidden)
+    fusing = tier.fusing(index, query, None, hidden)
     nearest = [i for i, _ in fusing.nearest()]
     assert len(nearest) == NEAREST  # the hidden one took none of the nearest's places
     assert index.by_keys(sorted(hidden))[0].id not in nearest
     assert waiting not in [hit.item.text for hit in fusing.fused([], NEAREST)]
-    unhidden = tier.begin(index, query, None, frozenset()).fused([], 5)
+    unhidden = tier.fusing(index, query, None, frozenset()).fused([], 5)
     assert waiting in [hit.item.text for hit in unhidden]
     assert waiting not in service.begin_recall(query, 5, "s4")().text
-    service.close()
-
-
-def test_the_query_is_embedded_before_the_lexical_search_is_made(home: Home) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
-    tier = service.semantic
-    assert tier is not None
-    index = service.indexes.index
-    fusing = tier.begin(index, "orphanage paperwork", None, frozenset())
-    assert fusing.asked is not None
-    asked = fusing.asked.result()  # with no lexical search made yet
-    assert asked.shape == (384,)
-    assert fusing.nearest()[0][0] == index.by_keys(["s1:1:user"])[0].id
-    lexical = search(index, terms("orphanage paperwork"), DEPTH, None)
-    assert fusing.fused(lexical, 5)[0].item.text == ADOPTION
     service.close()
 
 

@@ -54,7 +54,7 @@ def source(hit: Hit) -> str:
 
 
 class Fusing(Protocol):
-    """Another ranking's half of one recall, begun before the lexical search (`Fuser.begin`)."""
+    """Another ranking's half of one recall (`Fuser.fusing`)."""
 
     def fused(self, hits: list[Hit], k: int) -> list[Hit]:
         """The `k` best of the lexical `hits` (its first `DEPTH`) and its own."""
@@ -64,11 +64,11 @@ class Fusing(Protocol):
 class Fuser(Protocol):
     """What joins another ranking to the lexical one (the semantic tier, `memoryd.semantic`)."""
 
-    def begin(
+    def fusing(
         self, index: Index, query: str, highest: DataClass | None, hidden: frozenset[str]
     ) -> Fusing:
-        """Start its ranking of `query` beside the lexical search, never holding an item above
-        `highest` nor one keyed `hidden`."""
+        """Its half of a recall of `query`, never holding an item above `highest` nor one keyed
+        `hidden`."""
         ...
 
 
@@ -135,8 +135,8 @@ def searched(
     if fuser is None:
         hits = search(index, found, k, highest, lift=lift, hidden=hidden)
     else:
-        fusing = fuser.begin(index, query, highest, hidden)
-        hits = fusing.fused(search(index, found, DEPTH, highest, lift=lift, hidden=hidden), k)
+        lexical = search(index, found, DEPTH, highest, lift=lift, hidden=hidden)
+        hits = fuser.fusing(index, query, highest, hidden).fused(lexical, k)
     items = [
         item(
             header(n, hit.item.tag, source(hit), hit.item.data_class),

@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memoryd.config import SemanticConfig
@@ -37,9 +37,6 @@ if TYPE_CHECKING:
 NEAREST = 20
 """The items most like the query that join the lexical candidates (recall's largest `k`)."""
 
-QUERIES = 4
-"""The recalls whose queries are embedded at once, each beside its own lexical search."""
-
 log = logging.getLogger("memoryd.semantic")
 
 
@@ -54,9 +51,6 @@ class Tier:
     """Why the model could not be loaded (status says it; recall is lexical)."""
     _encoder: Encoder | None = None
     _held: Held | None = None
-    _queries: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(QUERIES, thread_name_prefix="memoryd-query")
-    )
 
     @classmethod
     def of(cls, config: SemanticConfig | None) -> Tier | None:
@@ -93,13 +87,12 @@ class Tier:
         """The model, loaded now if it is not yet."""
         return self._encoder if self._encoder is not None else self.load()
 
-    def begin(
+    def fusing(
         self, index: Index, query: str, highest: DataClass | None, hidden: frozenset[str]
     ) -> Fusing:
-        """Start the query's embedding on a thread of the tier's, while the caller's lexical
-        search runs (`Fusing.fused` searches the vectors held once both are done); items above
-        `highest` and those keyed `hidden` are never among its own. Lexical while the model
-        loads or the vectors are read again (the worker is asked to)."""
+        """The tier's half of a recall of `query`: items above `highest` and those keyed
+        `hidden` never among its own; lexical while the model loads or the vectors are read
+        again (the worker is asked to)."""
         encoder, held = self._encoder, self._held
         if encoder is None or held is None:
             return Fusing(index, None)
@@ -111,9 +104,7 @@ class Tier:
             return Fusing(index, None)
         left_out = frozenset(hit.id for hit in index.by_keys(sorted(hidden)))
         # A query's secret never reaches the model, as an item's never does.
-        said = redact(query)
-        asked = self._queries.submit(lambda: encoder.embed([said])[0])
-        return Fusing(index, asked, vectors, highest, left_out)
+        return Fusing(index, encoder, redact(query), vectors, highest, left_out)
 
     def status(self, index: Index) -> dict[str, Any]:
         """`semantic` of status: the model, how many items are embedded and how many wait."""
@@ -125,33 +116,40 @@ class Tier:
 
 @dataclass(frozen=True)
 class Fusing:
-    """A recall's semantic half, begun beside its lexical search (`Tier.begin`)."""
+    """A recall's semantic half (`Tier.fusing`): the query, the vectors it is compared with,
+    what the recall may show of them (no encoder: the recall is lexical)."""
 
     index: Index
-    asked: Future[npt.NDArray[np.float32]] | None
-    """The query's embedding, made on a thread of the tier's (None: the recall is lexical)."""
+    encoder: Encoder | None
+    query: str = ""
+    """As the model is given it: redacted."""
     vectors: Snapshot | None = None
     highest: DataClass | None = None
     hidden: frozenset[int] = frozenset()
 
+    @cached_property
+    def asked(self) -> npt.NDArray[np.float32]:
+        """The query's embedding."""
+        assert self.encoder is not None
+        found: npt.NDArray[np.float32] = self.encoder.embed([self.query])[0]
+        return found
+
     def nearest(self) -> list[tuple[int, float]]:
         """The items most like the query among those the recall may show, with their
-        similarity (once the query is embedded)."""
-        if self.asked is None or self.vectors is None:
+        similarity."""
+        if self.encoder is None or self.vectors is None:
             return []
-        return self.vectors.nearest(self.asked.result(), NEAREST, self.highest, self.hidden)
+        return self.vectors.nearest(self.asked, NEAREST, self.highest, self.hidden)
 
     def fused(self, hits: list[Hit], k: int) -> list[Hit]:
         """The `k` best of the lexical `hits` (their order, recall's depth of them) and the
         query's nearest items, by `fusion`; the lexical first `k` when lexical."""
-        if self.asked is None or self.vectors is None:
+        if self.encoder is None or self.vectors is None:
             return hits[:k]
-        # The search among the vectors is made here, after the lexical one: beside it, both
-        # queued for the interpreter's lock (decisions.md).
         similar = dict(self.nearest())
         lexical = [hit.id for hit in hits]
         others = [i for i in lexical if i not in similar]
-        similar.update(self.vectors.similarity(self.asked.result(), others))
+        similar.update(self.vectors.similarity(self.asked, others))
         order = fusion.fused(lexical, similar)
         known = {hit.id: hit for hit in hits}
         wanted = [i for i in order if i not in known]  # at most `NEAREST`
