@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from logs import turn, write_log
@@ -22,7 +22,7 @@ from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.labels import DataClass
 from memoryd.semantic import models, store, worker
-from memoryd.semantic.held import _CLASS, Snapshot, _Block, quantised
+from memoryd.semantic.held import _CLASS, BLOCK, Snapshot, _Block, _merged, quantised
 from memoryd.semantic.tier import NEAREST
 from memoryd.serve.service import Service
 from test_semantic import ON, TURNS, embedded, written
@@ -270,3 +270,25 @@ def test_the_nearest_held_are_the_exact_nearest_of_those_the_session_may_see(
         assert abs(similarity - scores[got - 1]) < 1e-5
     assert {i for i, _ in found}.isdisjoint(hidden)
     assert all(highest is None or classes[i - 1] <= highest for i, _ in found)
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.sampled_from([1, 7, 64, 4_000, BLOCK - 1, BLOCK]), max_size=24))
+def test_a_merge_keeps_every_vector_and_copies_no_full_block(sizes: list[int]) -> None:
+    assume(any(size < BLOCK for size in sizes))  # as `refresh` merges: some block not full
+    blocks, start = [], 1
+    for size in sizes:
+        ids = np.arange(start, start + size, dtype=np.int64)
+        start += size
+        # Each vector holds its own row id's low bytes: a vector moved from its id would show.
+        vectors = np.repeat((ids % 251).astype(np.int8)[:, None], 4, axis=1)
+        blocks.append(_Block(ids, np.zeros(size, dtype=np.int8), vectors))
+    merged = _merged(blocks)
+    full = [b for b in blocks if len(b.ids) == BLOCK]
+    assert all(any(m is b for m in merged) for b in full)
+    assert sum(len(b.ids) < BLOCK for b in merged) <= 1
+    ids = np.concatenate([b.ids for b in merged])
+    assert sorted(ids.tolist()) == list(range(1, start))
+    for b in merged:
+        assert len(b.ids) <= BLOCK
+        assert (b.vectors[:, 0] == (b.ids % 251).astype(np.int8)).all()
