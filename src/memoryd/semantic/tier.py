@@ -5,8 +5,7 @@ Until the model is loaded, a recall is lexical; until every item is embedded, a 
 what is (`fusion`): never waiting for either. The vectors a recall searches are those the
 worker last read (`Held.now`), never read by the recall itself, and not searched at all once
 the index's differ (a forget, a reindex) until the worker has read them again: vectors of
-items gone may name row ids that hold other items now. The query is embedded beside the
-lexical search.
+items gone may name row ids that hold other items now.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ embedded, a batch at a time, after each catch-up, until the daemon stops.
 The texts are read and embedded with no lock held; the index's writer is held only to write a
 batch's vectors (a millisecond or so), so a recall or an append never waits for the model. The
 vectors recall searches are read here too, after each batch and whenever the worker wakes (a
-forget or a reindex asks it to: `Tier.begin`), so that no recall reads them. The
+forget or a reindex asks it to: `Tier.fusing`), so that no recall reads them. The
 thread runs at a lower priority than the request threads: a recall's own work comes first.
 """
 
