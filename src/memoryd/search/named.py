@@ -32,6 +32,11 @@ them apart: the agent answers half of a home, its owner speaks or is answered in
 WEIGHT = 1.0
 """What a name held weighs in a score, times its idf: one occurrence in a short text."""
 
+LOOKUP = 10
+"""How many named rows listing costs as much as looking one text row's names up: the text's
+rows are looked up one by one (`speakers.named_rows`' `few`) only when the named people are
+the speakers or addressees of more than this many times as many items as the words hold."""
+
 
 class Names:
     """The query's words that name speakers, each with its idf as a name, and the names of the
@@ -80,7 +85,7 @@ class Names:
         others = [w for w in words if w not in self.words]
         if not others:
             return []
-        few = sum(documents.get(w, 0) for w in others) < self.held
+        few = LOOKUP * sum(documents.get(w, 0) for w in others) < self.held
         with translated(index.path):
             ids = speakers.named_rows(
                 index.conn, some(others), some(self.words), self.spelled, k, classes, few
