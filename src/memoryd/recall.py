@@ -109,10 +109,26 @@ def local(
 ) -> Local:
     """Search the index, log the recall, and give the hits as items with their label; the
     turn `session` is answering is not shown to it (`answering`, `after` seconds at most)."""
-    hidden = answering.hidden(index, session, now, after)
-    found = searched(index, query, k, ceiling(index, session), now, fuser, hidden)
+    found = unlogged(index, query, k, session, now, ceiling(index, session), fuser, after)
     log(recalls, now, session, query, k, found.hits)
     return found
+
+
+def unlogged(
+    index: Index,
+    query: str,
+    k: int,
+    session: str | None,
+    now: datetime,
+    highest: DataClass | None,
+    fuser: Fuser | None = None,
+    after: int = UNANSWERED_AFTER_S,
+) -> Local:
+    """`local` without the log line (with Honcho, written once both parts are), of the items
+    `session` may be shown: of `highest` (its `ceiling`) or a lower class, never its turn being
+    answered."""
+    hidden = answering.hidden(index, session, now, after)
+    return searched(index, query, k, highest, now, fuser, hidden)
 
 
 def searched(

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memoryd import answering
 from memoryd.config import Config
 from memoryd.honcho.client import Honcho
 from memoryd.honcho.read import Log, Pending, begin, sources, stderr
@@ -33,7 +32,7 @@ from memoryd.recall import (
     log,
     no_matches,
     recall,
-    searched,
+    unlogged,
 )
 from memoryd.recall_limits import UNANSWERED_AFTER_S
 
@@ -120,8 +119,7 @@ def begin_recall(
         return Answered(recall(index, query, k, session, now, recalls, fuser, after))
     check(query, k)  # a refused query asks no one
     started = begin(reading.honcho, asked, reading.owner, query, k, reading.wait, reading.log)
-    hidden = answering.hidden(index, session, now, after)
-    found = searched(index, query, k, highest, now, fuser, hidden)
+    found = unlogged(index, query, k, session, now, highest, fuser, after)
     return Begun(found, started, query, k, session, now, recalls)
 
 
