@@ -7,7 +7,8 @@ prefer that person's messages and the replies to them (`search.named`).
   `spoken_to`, for a reply, who said the turn's user text (the agent is the other party of
   every user text, and naming it there would tell no item apart). A dropped entry has no row.
 - **`speakers`**, how many items each name is the speaker or the addressee of (each once a
-  row): a search reads it whole to tell which of its words are names, and how rare each is.
+  row): a search reads it whole to tell which of its words are names, and how rare each is
+  (once while the index is unchanged: `named.known`).
 
 Both are kept by triggers on `items`, so every writer (a catch-up, a forget, a reindex) keeps
 them without knowing of them; the migration fills them from the items already indexed.
