@@ -55,15 +55,18 @@ def memoryd_modules(*roots: types.ModuleType) -> list[types.ModuleType]:
 def source_digest(*roots: types.ModuleType) -> str:
     """A digest of the source of the memoryd modules `roots` use (every one when none given).
 
-    Cached: the first call (at start-up, right after the imports) fixes it for the run.
+    Cached: the first call (at start-up, right after the imports) fixes it for the run. Each
+    module is named by its path inside the package, so a clone elsewhere (a worktree) that
+    holds the same code finds the same digest and does not build a cached index again.
     """
+    package = Path(str(memoryd.__file__)).parent
     if roots:
         paths = [Path(str(m.__file__)) for m in memoryd_modules(*roots)]
     else:
-        paths = sorted(Path(str(memoryd.__file__)).parent.rglob("*.py"))
+        paths = sorted(package.rglob("*.py"))
     digest = hashlib.sha256()
     for path in paths:
-        digest.update(str(path).encode() + b"\0" + path.read_bytes())
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
