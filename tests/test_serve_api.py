@@ -24,6 +24,7 @@ from memoryd.serve.client import Client
 from memoryd.serve.guard import BODY_MAX, Guard
 from memoryd.serve.service import Service
 from memoryd.serve.tools import tools
+from test_serve_daemon import until
 
 KEY = "glpat-" + "Abcdefghij0123456789xyz"
 CANARY = "zebra hunter2 canary"
@@ -175,10 +176,8 @@ def test_reindex_runs_in_the_background_and_status_shows_it_done(
 ) -> None:
     write_log(home, "s1", turn("grebe", "a bird"))
     assert api.post("/v1/reindex").status_code == 202
-    for _ in range(200):
-        progress = api.get("/v1/status").json()["reindex"]
-        if not progress["running"]:
-            break
+    assert until(lambda: not api.get("/v1/status").json()["reindex"]["running"], 30)
+    progress = api.get("/v1/status").json()["reindex"]
     assert progress == {"running": False, "total": 1, "done": 1, "items": 2, "error": None}
     assert "grebe" in api.post("/v1/recall", json={"query": "grebe"}).json()["text"]
 
