@@ -1,5 +1,6 @@
-"""A sentence-embedding model's forward pass in numpy: a BERT encoder read from its
-`model.safetensors`, mean-pooled and normalised as sentence-transformers does.
+"""A sentence-embedding model's forward pass in numpy: a BERT or MPNet encoder read from its
+`model.safetensors`, mean-pooled and normalised as sentence-transformers does (what MPNet does
+apart: `mpnet`).
 
 numpy and `tokenizers` are the semantic extra's: this module is imported only when the tier is
 switched on (`semantic.models.load`), never by a default memoryd.
@@ -16,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
+
+from memoryd.semantic import mpnet
 
 Vectors = npt.NDArray[np.float32]
 """Embeddings, one row an input, each of length 1."""
@@ -78,6 +81,10 @@ def tensors(path: Path) -> dict[str, npt.NDArray[np.generic]]:
     return found
 
 
+KINDS = ("bert", "mpnet")
+"""The encoders' `model_type`s this forward pass runs."""
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the model's `config.json` says of its layers."""
@@ -86,12 +93,19 @@ class Shape:
     heads: int
     eps: float
     longest: int
+    kind: str = "bert"
+    padding: int = 0
+    """MPNet's padding id, from which its positions are counted."""
 
     @classmethod
     def of(cls, folder: Path) -> Shape:
         """The shape of the model in `folder` (its `config.json`, `sentence_bert_config.json`)."""
         config = json.loads((folder / "config.json").read_text())
-        longest = config.get("max_position_embeddings", 512)
+        kind = config.get("model_type", "bert")
+        padding = int(config.get("pad_token_id", 1)) if kind == "mpnet" else 0
+        # MPNet's first text position is the padding id's next: the table holds that many
+        # fewer tokens than rows.
+        longest = config.get("max_position_embeddings", 512) - (padding + 1 if padding else 0)
         sentence = folder / "sentence_bert_config.json"
         if sentence.exists():
             longest = min(longest, json.loads(sentence.read_text()).get("max_seq_length", longest))
@@ -100,11 +114,13 @@ class Shape:
             config["num_attention_heads"],
             float(config.get("layer_norm_eps", 1e-12)),
             int(longest),
+            kind,
+            padding,
         )
 
 
 class Encoder:
-    """A BERT sentence encoder: texts in, normalised mean-pooled embeddings out."""
+    """A BERT or MPNet sentence encoder: texts in, normalised mean-pooled embeddings out."""
 
     def __init__(self, folder: Path) -> None:
         """The model in `folder`: `model.safetensors`, `tokenizer.json`, `config.json`."""
@@ -113,11 +129,13 @@ class Encoder:
         self.tokenizer.enable_truncation(max_length=self.shape.longest)
         self.tokenizer.no_padding()
         found = tensors(folder / "model.safetensors")
-        prefix = "bert." if "bert.embeddings.word_embeddings.weight" in found else ""
+        kind = self.shape.kind
+        prefix = f"{kind}." if f"{kind}.embeddings.word_embeddings.weight" in found else ""
+        named = mpnet.renamed if kind == "mpnet" else str
         # As float32, the forward pass's type: a no-op on float32 weights (the map is read in
         # place), a copy of float16 ones; the position ids (int64) are not weights.
         self._w: dict[str, Vectors] = {
-            name.removeprefix(prefix): np.asarray(value, dtype=np.float32)
+            named(name.removeprefix(prefix)): np.asarray(value, dtype=np.float32)
             for name, value in found.items()
             if value.dtype != np.int64
         }
@@ -146,16 +164,26 @@ class Encoder:
         w = self._w
         eps = self.shape.eps
         batch, length = ids.shape
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][:length]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
+        x = w["embeddings.word_embeddings.weight"][ids]
+        # A padded position is never attended to: its score drops by far more than any other.
+        hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
+        if self.shape.kind == "mpnet":
+            x = (
+                x
+                + w["embeddings.position_embeddings.weight"][
+                    mpnet.positions(mask, self.shape.padding)
+                ]
+            )
+            hidden = hidden + mpnet.bias(w["encoder.relative_attention_bias.weight"], length)
+        else:
+            x = (
+                x
+                + w["embeddings.position_embeddings.weight"][:length]
+                + w["embeddings.token_type_embeddings.weight"][0]
+            )
         x = _norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
         heads = self.shape.heads
         size = self.dimensions // heads
-        # A padded position is never attended to: its score drops by far more than any other.
-        hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
         scale = np.float32(1.0 / np.sqrt(size))
         for n in range(self.shape.layers):
             at = f"encoder.layer.{n}."
