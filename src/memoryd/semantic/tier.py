@@ -70,7 +70,7 @@ class Tier:
         from memoryd.semantic.encoder import Encoder
         from memoryd.semantic.held import Held
 
-        encoder = Encoder(self.model.folder)
+        encoder = Encoder(self.model.ready())
         self._held = Held(self.model.name, encoder.dimensions)
         self._encoder = encoder
         return encoder
