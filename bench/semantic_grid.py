@@ -38,7 +38,7 @@ from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.index.items import Hit
 from memoryd.labels import DataClass
-from memoryd.semantic import fusion
+from memoryd.semantic import fusion, worker
 from memoryd.semantic.encoder import Encoder
 from memoryd.semantic.held import SCALE, quantised
 from memoryd.semantic.tier import NEAREST, Tier
@@ -156,11 +156,9 @@ def cached(encoder: Encoder, texts: list[str], path: Path) -> dict[str, np.ndarr
     return found
 
 
-def shown(
-    home: Home_, case: Case, query: np.ndarray, weight: float, floor: float, places: float
-) -> list[int]:
-    """The row ids a recall shows (its first 20) as `Tier.fused` orders them, with the fusion's
-    constants as given."""
+def likeness(home: Home_, case: Case, query: np.ndarray) -> dict[int, float]:
+    """The similarities `Tier.fused` reads for a query: its nearest `NEAREST` by the int8
+    vectors (ties by row id), and each lexical hit's."""
     assert home.vectors is not None
     scores = (home.vectors.astype(np.float32) @ query) / np.float32(SCALE)
     take = min(NEAREST, len(scores))
@@ -171,6 +169,14 @@ def shown(
     for id_ in case.lexical:
         if id_ not in similar and id_ in where:
             similar[id_] = float(scores[where[id_]])
+    return similar
+
+
+def shown(
+    home: Home_, case: Case, similar: dict[int, float], weight: float, floor: float, places: float
+) -> list[int]:
+    """The row ids a recall shows (its first 20) as `Tier.fused` orders them, with the fusion's
+    constants as given."""
     with constants(weight, floor, places):
         ordered = fusion.fused(case.lexical, similar)
     out: list[int] = []
@@ -211,15 +217,15 @@ def scored(home: Home_, case: Case, ids: list[int], k: int = K) -> float:
 def measured(
     homes: list[Home_],
     cases: list[Case],
-    asked: list[np.ndarray],
+    asked: list[dict[int, float]],
     setting: tuple[float, float, float] | None,
 ) -> dict[str, float]:
     """R@5 and R@10 of LoCoMo, temporal R@5, known and one-wrong R@5 (3 and 8 words) with the
     tier at `setting` (weight, floor, places), or lexical when None."""
     parts: dict[str, list[float]] = {}
-    for case, query in zip(cases, asked, strict=True):
+    for case, similar in zip(cases, asked, strict=True):
         home = homes[case.home]
-        ids = case.lexical[:20] if setting is None else shown(home, case, query, *setting)
+        ids = case.lexical[:20] if setting is None else shown(home, case, similar, *setting)
         if case.kind.startswith("locomo"):
             parts.setdefault("R@5", []).append(scored(home, case, ids))
             parts.setdefault("R@10", []).append(scored(home, case, ids, 10))
@@ -245,14 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(cases)} queries over {sum(len(h.ids) for h in homes)} items")
     encoder = tier.loaded()
     args.cache.mkdir(parents=True, exist_ok=True)
-    texts = [redact(t) for h in homes for t in h.texts.values()] + [redact(c.text) for c in cases]
+    given = [[worker.said(*home.said[int(i)]) for i in home.ids] for home in homes]
+    texts = [t for these in given for t in these] + [redact(c.text) for c in cases]
     vectors = cached(encoder, texts, args.cache / f"{tier.model.folder.name}.npz")
-    for home in homes:
+    for home, these in zip(homes, given, strict=True):
         home.vectors = np.frombuffer(
-            b"".join(quantised(np.stack([vectors[redact(home.texts[int(i)])] for i in home.ids]))),
-            np.int8,
+            b"".join(quantised(np.stack([vectors[t] for t in these]))), np.int8
         ).reshape(len(home.ids), -1)
-    asked = [vectors[redact(c.text)] for c in cases]
+    asked = [likeness(homes[c.home], c, vectors[redact(c.text)]) for c in cases]
     rows = [("lexical", measured(homes, cases, asked, None))]
     rows.append(
         ("as set", measured(homes, cases, asked, (fusion.WEIGHT, fusion.FLOOR, fusion.PLACES)))

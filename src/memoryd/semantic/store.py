@@ -16,10 +16,12 @@ from memoryd.index.store import translated
 
 
 class Pending(NamedTuple):
-    """An item waiting for its vector: its row id and its text (redacted, as indexed)."""
+    """An item waiting for its vector: its row id, its text (redacted, as indexed) and who
+    said it."""
 
     id: int
     text: str
+    who: str
 
 
 class Row(NamedTuple):
@@ -36,7 +38,7 @@ def pending(index: Index, model: str, after: int, limit: int) -> list[Pending]:
     order."""
     with translated(index.path):
         rows = index.conn.execute(
-            "SELECT id, text FROM items WHERE id > ? AND NOT EXISTS "
+            "SELECT id, text, who FROM items WHERE id > ? AND NOT EXISTS "
             "(SELECT 1 FROM vectors WHERE vectors.id = items.id AND vectors.model = ?) "
             "ORDER BY id LIMIT ?",
             (after, model, limit),

@@ -19,6 +19,7 @@ from memoryd.errors import MemorydError
 from memoryd.semantic import store
 from memoryd.semantic.tier import Tier
 from memoryd.serve.service import Service
+from memoryd.text import boundary
 from memoryd.text.secrets import redact
 
 BATCH = 64
@@ -34,9 +35,18 @@ log = logging.getLogger("memoryd.semantic")
 
 
 def texts(batch: list[store.Pending]) -> list[str]:
-    """What the model is given of each item: its text as indexed (secrets already removed),
-    redacted again, so that no secret reaches the model whatever wrote the item."""
-    return [redact(item.text) for item in batch]
+    """What the model is given of each item: `Speaker: text`, its speaker's name as a header
+    shows it and its text as indexed (secrets already removed), redacted again, so that no
+    secret reaches the model whatever wrote the item."""
+    return [said(item.who, item.text) for item in batch]
+
+
+def said(who: str, text: str) -> str:
+    """An item as the model is given it: with its speaker's name first, a question that names
+    the speaker ("What did Caroline research?") finds what they said (all-mpnet-base-v2 on
+    LoCoMo: dense R@5 0.24 of the text alone, 0.42 with the name; decisions.md)."""
+    name = boundary.name(who)
+    return redact(f"{name}: {text}" if name else text)
 
 
 def embed_pending(service: Service, tier: Tier, after: int = 0) -> int:
