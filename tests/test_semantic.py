@@ -378,8 +378,10 @@ def test_with_no_likeness_above_the_floor_the_order_is_the_lexical_one(
     assert fusion.fused(lexical, {}) == lexical
 
 
-def test_a_strong_likeness_lifts_an_item_over_a_weaker_lexical_place_not_the_first() -> None:
-    assert fusion.fused([1, 2, 3], {3: 0.9, 9: 0.9, 7: 0.4}) == [1, 3, 2, 9]
+def test_a_likeness_lifts_an_item_past_weaker_lexical_places_a_strong_one_past_the_first() -> None:
+    # As set: place 0 is 1, place 1 0.8, place 2 0.667; a likeness adds twice its excess over 0.2.
+    assert fusion.fused([1, 2, 3], {3: 0.3, 9: 0.55, 7: 0.1}) == [1, 3, 2, 9]
+    assert fusion.fused([1, 2, 3], {3: 0.9}) == [3, 1, 2]
 
 
 # --- forgotten with its item, rebuilt by reindex ------------------------------------------
