@@ -239,3 +239,12 @@ def test_the_tier_stores_holds_and_counts_vectors_of_the_models_own_dimension(
     assert service.status()["semantic"] == {"model": tier.model.name, "embedded": 6, "pending": 0}
     assert "adoption" in service.begin_recall("adoption agencies", 5, None)().text
     service.close()
+
+
+def test_parts_of_two_versions_are_refused(tmp_path: Path, site: Path) -> None:
+    installed(site, zipped(tmp_path), [100, 200], [1, 2, 3])
+    metadata = site / "tiny_mpnet_part_002-0.0.1.dist-info" / "METADATA"
+    metadata.write_text(metadata.read_text().replace("0.0.1", "0.0.2"))
+    importlib.invalidate_caches()
+    with pytest.raises(SemanticError, match=r"versions 0\.0\.1, 0\.0\.2; install them again"):
+        models.find("tiny-mpnet")
