@@ -66,7 +66,7 @@ def test_positions_count_from_past_the_padding_id() -> None:
 
 # --- a model split across packages ---------------------------------------------------------
 
-TINY = split.Split("tiny-mpnet-part-{:03d}", 3, "tiny-mpnet")
+TINY = split.Split("tiny-mpnet-part-{:03d}", 3)
 
 
 def zipped(tmp_path: Path) -> bytes:

