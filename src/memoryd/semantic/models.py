@@ -46,6 +46,12 @@ KINDS = ("bert", "mpnet")
 """The encoders' `model_type`s the tier's forward pass runs (`encoder`, `mpnet`)."""
 
 
+INPUT = "with speakers"
+"""What the model is given of an item (`worker.said`: `Speaker: text`), in the name its vectors
+carry: vectors of the text alone, as the tier first made them, are of another model and made
+again."""
+
+
 @dataclass(frozen=True)
 class Model:
     """A model as the tier runs it: its folder, and its name and version as its vectors carry
@@ -88,7 +94,9 @@ def find(model: str) -> Model:
     if isinstance(known, split.Split):
         parts, version = known.installed(model)
         return Model(
-            split.cache() / f"{model}-{version}", f"{model} ({known.package(1)} {version})", parts
+            split.cache() / f"{model}-{version}",
+            f"{model} ({known.package(1)} {version}, {INPUT})",
+            parts,
         )
     if known is not None:
         spec = importlib.util.find_spec(known.module)
@@ -99,7 +107,7 @@ def find(model: str) -> Model:
             )
         folder = Path(spec.origin).parent / known.folder
         version = importlib.metadata.version(known.package)
-        return Model(_checked(folder, model), f"{model} ({known.package} {version})")
+        return Model(_checked(folder, model), f"{model} ({known.package} {version}, {INPUT})")
     folder = Path(model).expanduser()
     if not folder.is_absolute():
         names = ", ".join(SUPPORTED)
@@ -108,7 +116,8 @@ def find(model: str) -> Model:
             "model's folder"
         )
     checked = _checked(folder, str(folder))
-    return Model(checked, f"{folder.name} (sha256 {_digest(checked / FILES[-1])[:16]})")
+    digest = _digest(checked / FILES[-1])[:16]
+    return Model(checked, f"{folder.name} (sha256 {digest}, {INPUT})")
 
 
 def _checked(folder: Path, said: str) -> Path:
