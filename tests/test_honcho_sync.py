@@ -231,6 +231,53 @@ def test_public_turns_also_reach_the_fleet_and_private_ones_do_not(
     )
 
 
+def test_a_reply_goes_under_the_peer_of_the_speaker_its_final_names(
+    home: Home, fake: FakeHoncho, make: Make
+) -> None:
+    # A loop relaying between people: the final names who answered (`Turn.reply_speaker`), and
+    # Honcho files the reply under that person's peer, as the index does; else the agent's. A
+    # real Honcho makes a peer a message names (recorded: `18_messages_create_unknown_peer`, in
+    # the exchanges `test_honcho_recorded` holds the fake to).
+    key = "ghp_" + "Zq7vXw2Lk9" * 4
+
+    def relayed(text: str, reply: str, speaker: object) -> list[dict[str, object]]:
+        records = turn(text, reply, speaker="ann")
+        return [records[0], {**records[1], "speaker": speaker}]
+
+    write_log(
+        home,
+        "talk",
+        [
+            {"type": "session", "class": "public"},
+            *relayed("where did you go?", "to the lake", "Bob"),
+            *relayed("and then?", "home again", "Dr. Jane Doe"),
+            *relayed("who are you?", "nobody", f"agent {key}"),
+            *relayed("still there?", "yes", 7),
+            *turn("and you?", "here"),
+        ],
+    )
+    assert make().run_until(time.time() + 10)
+    for workspace in (WS, "fleet"):
+        stored = fake.messages(workspace)
+        replies = [m for m in stored if m["metadata"]["key"].endswith(":reply")]
+        assert [m["peer_id"] for m in replies] == [
+            "Bob",
+            honcho_id("Dr. Jane Doe"),
+            honcho_id("agent [secret removed]"),
+            "boxmaker",
+            "boxmaker",
+        ]
+        assert {m["peer_id"] for m in stored if m["metadata"]["key"].endswith(":user")} == {
+            "ann",
+            "kyle",
+        }
+    for request in fake.requests:
+        assert key[4:].encode() not in request.raw
+    for path in home.root.rglob("*"):
+        if path.is_file() and path.name != "0.jsonl":
+            assert key[4:].encode() not in path.read_bytes()
+
+
 def test_a_damaged_log_fails_only_the_turn_it_hides(
     home: Home, fake: FakeHoncho, make: Make
 ) -> None:

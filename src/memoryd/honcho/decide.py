@@ -4,7 +4,9 @@ SPEC section 8: a turn that is over is skipped when its text or reply holds a se
 (`secret`), when it was said in a tainted session (`tainted`), when its session is of class
 secret (`class`), or when a damaged log hides it (`log`, decided by the worker). Otherwise its
 two messages (one, the user's, for a turn over without a reply) go to the agent's workspace,
-and also to the fleet's when the session is public.
+and also to the fleet's when the session is public: the user's text by its speaker's peer (the
+owner's by default), the reply by the peer of the speaker its `final` names (the agent's by
+default), as the index says who said each.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def decide(session: str, turn: Turn, data_class: DataClass, *, agent: str, owner
     )
     if turn.reply is not None:
         reply = MessageIn(
-            honcho_id(agent),
+            honcho_id(turn.reply_speaker or agent),
             turn.reply,
             {"turn": turn.number, "key": message_key(session, turn.number, "reply")},
             turn.reply_at,
