@@ -59,18 +59,48 @@ COMMANDS = (
 )
 """What the older memoryd did in the home, in order."""
 
+WAITING_LOGS: dict[str, list[dict[str, Any]]] = {
+    "waits/0.jsonl": [
+        _said("user", "the spare key is under the blue flowerpot", "3T08:00:00"),
+        _said("final", "Noted: the spare key is under the blue flowerpot.", "3T08:00:04"),
+        _said("user", "book the ferry to Hirtshals for the 14th", "3T08:02:00"),
+    ],
+    "cut/0.jsonl": [
+        _said("user", "the plumber comes on Thursday morning", "3T09:00:00"),
+    ],
+    "cut/1.jsonl": [
+        {"type": "compaction", "summary": "the plumber", "at": "2026-11-03T09:10:00Z"},
+    ],
+    "done/0.jsonl": [
+        _said("user", "which ferry leaves Kristiansand first", "3T10:00:00"),
+        _said("final", "The 08:00 ferry to Hirtshals.", "3T10:00:03"),
+    ],
+}
+"""Session logs whose last record is a message waiting for its reply (`waits`), one cut by a
+compaction before its reply (`cut`: given then, as a turn that is over) and one answered: an
+older memoryd kept the waiting message out of the index."""
 
-def build(home: Path, source: Path) -> None:
-    """Make the home at `home` with the memoryd whose `src` folder is `source`."""
+WAITING_COMMANDS = (("recall", "ferry Hirtshals"),)
+"""What the older memoryd did in the waiting home: a recall, which indexed it."""
+
+
+def build(
+    home: Path,
+    source: Path,
+    logs: dict[str, list[dict[str, Any]]] = LOGS,
+    commands: tuple[tuple[str, ...], ...] = COMMANDS,
+) -> None:
+    """Make the home at `home` with the memoryd whose `src` folder is `source`: `logs`
+    written, then `commands` run."""
     home.mkdir(mode=0o700)
-    for name, lines in LOGS.items():
+    for name, lines in logs.items():
         log = home / "sessions" / name
         log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         log.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines))
         log.chmod(0o600)
     (home / "sessions").chmod(0o700)
     env = {**os.environ, "PYTHONPATH": str(source), "MEMORYD_HOME": str(home)}
-    for command in COMMANDS:
+    for command in commands:
         done = subprocess.run(
             [sys.executable, "-m", "memoryd", *command],
             capture_output=True,

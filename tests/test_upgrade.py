@@ -4,14 +4,17 @@ status, check and memory files as they were, and it backs up and restores."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
+from memoryd.index.schema import connect
 from old_home import copied
 
 FIXTURE = Path(__file__).parent / "fixtures" / "home-42e0094"
+WAITING = Path(__file__).parent / "fixtures" / "home-42e0094-waiting"
 
 GREENHOUSE = (
     "[1] memory · owner said, 2026-11-02 18:00 UTC · private\n"
@@ -66,3 +69,51 @@ def test_the_checked_in_home_of_the_previous_release_opens_with_this_one(tmp_pat
     opens(home, tmp_path)
     before = (FIXTURE / "memory" / "index.sqlite").read_bytes()
     assert (home / "memory" / "index.sqlite").read_bytes() != before  # migrated
+
+
+def as_it_was(home: Path) -> dict[str, int]:
+    """The session folders of `home` given the mtimes its index read them with, as an upgrade
+    in place finds them (the copy made them new, and a new folder is read again anyway); those
+    mtimes, by session."""
+    with sqlite3.connect(f"file:{WAITING / 'memory' / 'index.sqlite'}?mode=ro", uri=True) as db:
+        read = dict(db.execute("SELECT session, folder_mtime FROM logs").fetchall())
+    for session, mtime in read.items():
+        os.utime(home / "sessions" / session, ns=(mtime, mtime))
+    return read
+
+
+def test_a_message_an_older_memoryd_held_out_while_it_waited_is_recalled_after_the_upgrade(
+    tmp_path: Path,
+) -> None:
+    home = copied(WAITING, tmp_path / "old")
+    as_it_was(home)
+    found = memoryd(home, "recall", "ferry Hirtshals", "-k", "10")
+    assert found.returncode == 0, found.stderr
+    assert "book the ferry to Hirtshals for the 14th" in found.stdout
+    with sqlite3.connect(home / "memory" / "index.sqlite") as db:
+        keys = sorted(row[0] for row in db.execute("SELECT key FROM items"))
+    assert keys == [
+        "cut:1:user",  # given by the older memoryd at its compaction, and not again
+        "done:1:reply",
+        "done:1:user",
+        "waits:1:reply",
+        "waits:1:user",
+        "waits:2:user",
+    ]
+    # Its reply, when it comes, is added alone and paired with it.
+    with (home / "sessions" / "waits" / "0.jsonl").open("a") as log:
+        log.write('{"type":"final","text":"Booked for the 14th.","at":"2026-11-03T08:02:05Z"}\n')
+    found = memoryd(home, "recall", "ferry Hirtshals 14th", "-k", "10")
+    assert "Booked for the 14th." in found.stdout
+    with sqlite3.connect(home / "memory" / "index.sqlite") as db:
+        waiting = db.execute("SELECT count(*) FROM items WHERE key LIKE 'waits:2:%'").fetchone()
+    assert waiting == (2,)
+
+
+def test_the_upgrade_reads_again_only_the_sessions_waiting_for_a_reply(tmp_path: Path) -> None:
+    home = copied(WAITING, tmp_path / "old")
+    read = as_it_was(home)
+    connect(home / "memory" / "index.sqlite").close()  # migrated, nothing read
+    with sqlite3.connect(home / "memory" / "index.sqlite") as db:
+        now = dict(db.execute("SELECT session, folder_mtime FROM logs").fetchall())
+    assert now == {**read, "waits": read["waits"] - 1}

@@ -205,6 +205,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "who said each item and to whom, searchable as names apart from the text (speakers.py)",
         speakers.SCHEMA,
     ),
+    (
+        "sessions waiting for a reply read again, their message indexed (Progress.unanswered)",
+        # An older memoryd kept a session's last message, waiting for its reply, in the
+        # session's progress and out of the index; today's gives it at the end of every reading
+        # (`indexer.read_session`), but reads a session again only once its folder or log
+        # changes. Its folder's mtime is taken one nanosecond back, which no folder keeps: the
+        # next catch-up reads it on from where it stood (nothing new) and gives the message.
+        """
+        UPDATE logs SET folder_mtime = folder_mtime - 1
+        WHERE json_valid(progress)
+        AND json_type(progress, '$.pending') = 'object'
+        AND NOT coalesce(json_extract(progress, '$.pending.given'), 0);
+        """,
+    ),
 )
 
 
