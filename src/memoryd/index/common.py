@@ -17,8 +17,9 @@ at least `THRESHOLD` items:
 - **Read** exactly (`best`): a row left out had strength at most `bound` at `average`, so at
   most `left_out(bound, average, now)` at today's mean length `now` (a row's strength grows
   with the mean length only through its length's share of the denominator). When the rows
-  asked for are all stronger than that, they are FTS5's top rows, in FTS5's order (ties by row
-  id); when not, `best` answers None and the caller asks FTS5.
+  asked for are all stronger than that, they are FTS5's top rows, in FTS5's order (a run of
+  equal scores across the cut settled by `ties`); when not, `best` answers None and the caller
+  asks FTS5.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memoryd.index import term_counts
+from memoryd.index import term_counts, ties
 from memoryd.index.relevance import K1, B, idf
 
 THRESHOLD = 200
@@ -134,7 +135,8 @@ def best(
     conn: sqlite3.Connection, term: str, limit: int, classes: tuple[str, ...] | None = None
 ) -> list[int] | None:
     """The row ids of the `limit` best items holding the stem `term` (of `classes`, when
-    given), in FTS5's bm25 order (ties by row id); None when the kept rows cannot tell."""
+    given), in FTS5's bm25 order, a run of equal scores across the cut settled by `ties`; None
+    when the kept rows cannot tell."""
     found = scored(conn, term, limit, classes)
     return None if found is None else [i for i, _ in found]
 
@@ -158,31 +160,44 @@ def scored(
     weight = idf(documents, items)
     # Each row's strength, and its score (times the idf), computed by SQLite with the same
     # operations in the same order as `strength` (the same doubles), and the best `limit` sorted
-    # there: reading every kept row into Python to sort them was most of a one-word recall.
+    # there: reading every kept row into Python to sort them was most of a one-word recall. One
+    # row more than asked: a run of equal strengths across the cut is read whole (`ties`).
     sql = (
         "SELECT c.id, (c.tf * ?) / (c.tf + ? * (? + ? * c.length / ?)) AS strength "
         "FROM common_rows AS c{join} WHERE c.term = ?{of} "
         "ORDER BY ? * ((c.tf * ?) / (c.tf + ? * (? + ? * c.length / ?))) DESC, c.id LIMIT ?"
     )
     shape = (K1 + 1.0, K1, 1.0 - B, B, now)
-    if classes is None:
-        rows = conn.execute(
-            sql.format(join="", of=""), (*shape, term, weight, *shape, limit)
-        ).fetchall()
-    else:
-        rows = conn.execute(
-            sql.format(
-                join=" JOIN items ON items.id = c.id",
-                of=f" AND items.class IN ({', '.join('?' * len(classes))})",
-            ),
-            (*shape, term, *classes, weight, *shape, limit),
-        ).fetchall()
+    join, of = "", ""
+    if classes is not None:
+        join = " JOIN items ON items.id = c.id"
+        of = f" AND items.class IN ({', '.join('?' * len(classes))})"
+    allowed = classes or ()
+    rows = conn.execute(
+        sql.format(join=join, of=of), (*shape, term, *allowed, weight, *shape, limit + 1)
+    ).fetchall()
     if len(rows) < limit:
         return None
-    if float(rows[-1][1]) <= left_out(bound, then, now) * (1.0 + MARGIN):
+    if float(rows[limit - 1][1]) <= left_out(bound, then, now) * (1.0 + MARGIN):
         return None
+
+    def tied(edge: float) -> dict[int, tuple[str, str]]:
+        # Every kept row of that strength, with its time and key: none is left out of the
+        # table, which keeps each group of equal strength whole, and the `limit`-th row is
+        # stronger than any it left.
+        found = conn.execute(
+            "SELECT c.id, items.at, items.key FROM common_rows AS c "
+            f"JOIN items ON items.id = c.id WHERE c.term = ?{of} "
+            "AND (c.tf * ?) / (c.tf + ? * (? + ? * c.length / ?)) = ?",
+            (term, *allowed, *shape, edge),
+        )
+        return {i: (at, key) for i, at, key in found}
+
+    ids = ties.cut([(i, float(s)) for i, s in rows], limit, tied)
+    strengths = dict(rows)
+    edge = float(rows[limit - 1][1])
     # FTS5's score of a row holding one term of its expression: 0 plus the idf times strength.
-    return [(i, weight * float(s)) for i, s in rows]
+    return [(i, weight * float(strengths.get(i, edge))) for i in ids]
 
 
 def keep(conn: sqlite3.Connection, added: Iterable[Added]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import astuple
 from pathlib import Path
 
 from memoryd.errors import IndexDamagedError
-from memoryd.index import common, integrity, term_counts
+from memoryd.index import common, integrity, term_counts, ties
 from memoryd.index.items import Hit, Item, LogState
 from memoryd.index.relevance import fold, stems
 from memoryd.index.schema import connect
@@ -182,35 +182,60 @@ class Index:
         )
 
     def search(self, match: str, limit: int, classes: Classes = None) -> list[Hit]:
-        """The `limit` best items for an FTS5 expression, best (lowest bm25) first; only items
-        of `classes` when given."""
+        """The `limit` best items for an FTS5 expression, best (lowest bm25) first, a run of
+        equal scores across the cut settled by `ties`; only items of `classes` when given."""
+        # One row more than asked: a run of equal scores across the cut is read whole.
+        asked = limit + 1
         with translated(self.path):
             if classes is None:
-                rows = self.conn.execute(SEARCH_SQL, (match, limit)).fetchall()
+                rows = self.conn.execute(SEARCH_SQL, (match, asked)).fetchall()
             else:
                 # Items above a session's class are few: the top few times `limit` usually hold
                 # `limit` allowed ones, at the cost of the plain query (FTS5 keeps only its top
                 # rows). Ranking every match, the fallback, sorts them all.
-                wider = limit * _WIDER
+                wider = asked * _WIDER
                 top = self.conn.execute(SEARCH_SQL, (match, wider)).fetchall()
-                rows = [row for row in top if row[3] in classes][:limit]
-                if len(rows) < limit and len(top) == wider:
+                rows = [row for row in top if row[3] in classes][:asked]
+                if len(rows) < asked and len(top) == wider:
                     rows = self.conn.execute(
-                        SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit)
+                        SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, asked)
                     ).fetchall()
-        return [Hit(row[0], Item(*row[1:])) for row in rows]
+            found = {row[0]: Hit(row[0], Item(*row[1:8])) for row in rows}
+            ids = ties.cut(
+                [(row[0], -row[8]) for row in rows],
+                limit,
+                lambda score: self._tied(match, -score, classes),
+            )
+            found.update((hit.id, hit) for hit in self.hits([i for i in ids if i not in found]))
+        return [found[i] for i in ids]
 
     def scores(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, float]]:
-        """The row ids of the `limit` best items for an FTS5 expression, as `search` ranks them,
-        each with its bm25 score (FTS5's, not negated)."""
+        """The row ids of the `limit` best items for an FTS5 expression, as `search` finds them,
+        best first, each with its bm25 score (FTS5's, not negated)."""
         with translated(self.path):
             if classes is None:
-                rows = self.conn.execute(SCORES_SQL, (match, limit)).fetchall()
+                rows = self.conn.execute(SCORES_SQL, (match, limit + 1)).fetchall()
             else:
                 rows = self.conn.execute(
-                    SCORES_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit)
+                    SCORES_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit + 1)
                 ).fetchall()
-        return [(i, -score) for i, score in rows]
+            ranked = [(i, -score) for i, score in rows]
+            scores = dict(ranked)
+            ids = ties.cut(ranked, limit, lambda score: self._tied(match, -score, classes))
+        # A row of the run read whole scores what the `limit`-th did.
+        edge = ranked[limit - 1][1] if 0 < limit <= len(ranked) else 0.0
+        return [(i, scores.get(i, edge)) for i in ids]
+
+    def _tied(self, match: str, score: float, classes: Classes) -> dict[int, tuple[str, str]]:
+        # Every row the expression matches whose bm25 is `score` (the same double: FTS5
+        # computes a row's score the same way each time), with its time and key.
+        if classes is None:
+            rows = self.conn.execute(TIED_SQL, (match, score))
+        else:
+            rows = self.conn.execute(
+                TIED_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, score)
+            )
+        return {i: (at, key) for i, at, key in rows}
 
     def best_of(self, term: str, limit: int, classes: Classes = None) -> list[Hit] | None:
         """The `limit` best items for one term, as `search` ranks them, from the best rows kept
@@ -348,10 +373,11 @@ class Index:
 
 # FTS5's bm25 in the ORDER BY, not its `rank` column: ordered by `rank`, FTS5 sorts every match
 # itself before the first row is read, where SQLite's sorter keeps only the top `LIMIT` rows
-# (the same rows, ties by row id as FTS5's sort: a search that ranks by FTS5 took a quarter
-# less). The join with `items` runs for the top rows only.
+# (the same rows, ties by row id as FTS5's sort, settled by `ties` after: a search that ranks by
+# FTS5 took a quarter less). The join with `items` runs for the top rows only.
 SEARCH_SQL = """
-SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text
+SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text,
+    top.score
 FROM (
     SELECT rowid, bm25(items_fts) AS score FROM items_fts WHERE items_fts MATCH ?
     ORDER BY score, rowid LIMIT ?
@@ -372,11 +398,23 @@ WHERE items_fts MATCH ? AND items.class IN ({}) ORDER BY score, f.rowid LIMIT ?
 
 # With a class ceiling the rows left out must not take the top's places: every match is ranked.
 SEARCH_OF_CLASSES_SQL = """
-SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text
+SELECT items.id, items.key, items.tag, items.class, items.kind, items.who, items.at, items.text,
+    top.score
 FROM (SELECT rowid, bm25(items_fts) AS score FROM items_fts WHERE items_fts MATCH ?) AS top
 JOIN items ON items.id = top.rowid
 WHERE items.class IN ({})
 ORDER BY top.score, top.rowid LIMIT ?
+"""
+
+# The rows of one score, for a run of ties across a ranking's cut (`ties.cut`).
+TIED_SQL = """
+SELECT f.rowid, items.at, items.key FROM items_fts AS f JOIN items ON items.id = f.rowid
+WHERE items_fts MATCH ? AND bm25(items_fts) = ?
+"""
+
+TIED_OF_CLASSES_SQL = """
+SELECT f.rowid, items.at, items.key FROM items_fts AS f JOIN items ON items.id = f.rowid
+WHERE items_fts MATCH ? AND items.class IN ({}) AND bm25(items_fts) = ?
 """
 
 

@@ -7,9 +7,9 @@ times the row's strength for it (`common.strength`; nothing for a word the row d
 A row holding one of the words scores what that word alone gives it, and ranks as FTS5 ranks
 that word alone; a row ranked above it there holds the word too, so scores at least as much
 for the OR (a sum of more scores, never below one of them in floating point either), and ranks
-above it again, a tie going to the lower row id both times. So a row holding one word that is
-among the OR's best `limit` is among that word's own best `limit`. The OR's best are therefore
-among:
+above it again, a tie going to the older item (then the lower key) both times (`ties`). So a
+row holding one word that is among the OR's best `limit` is among that word's own best `limit`.
+The OR's best are therefore among:
 
 - each word's own best `limit`, with their scores: its kept rows (`common`) when it has them
   and they tell, else FTS5's ranking of that word alone (its doclist only, not the others');
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from memoryd.index import common
+from memoryd.index import common, ties
 from memoryd.index.common import strength
 from memoryd.index.db import Classes, Index
 from memoryd.index.relevance import fold, idf
@@ -39,9 +39,10 @@ this share of the rows holding one (or than the rows looked for)."""
 
 def some_best(
     index: Index, words: list[str], documents: dict[str, int], limit: int, classes: Classes
-) -> list[int] | None:
+) -> list[tuple[int, float]] | None:
     """The row ids of the `limit` best items holding some of `words` (each held by `documents`
-    items; of `classes`, when given), in FTS5's order of their OR (ties to the lower row id);
+    items; of `classes`, when given), each with its score, in FTS5's order of their OR (a run
+    of equal scores across the cut settled by `ties`);
     None when FTS5 ranks the OR in less time: no word's kept rows (`common`) answer, or too many
     items hold two of the words (`SCORED`)."""
     held = [w for w in words if documents[w]]
@@ -65,7 +66,7 @@ def some_best(
     if whole:
         read += index.matching(some(whole), sum(documents[w] for w in whole), classes)
     if not read:
-        return best(lists, {}, limit)
+        return best(index, lists, {}, limit)
     items, tokens = index.counts()
     # FTS5's idf of each word (a function word weighs as much), in the expression's order.
     weights = Weights({stem(fold(w)): idf(documents[w], items) for w in held}, tokens / items)
@@ -73,7 +74,7 @@ def some_best(
         i: score(weights.counts(fold(text)), length, weights.idf, weights.average)
         for i, text, length in index.texts(sorted(set(read)))
     }
-    return best(lists, scored, limit)
+    return best(index, lists, scored, limit)
 
 
 def score(counts: Mapping[str, int], length: int, idf: dict[str, float], average: float) -> float:
@@ -88,11 +89,19 @@ def score(counts: Mapping[str, int], length: int, idf: dict[str, float], average
 
 
 def best(
-    lists: Iterable[list[tuple[int, float]]], scored: dict[int, float], limit: int
-) -> list[int]:
-    """The `limit` best row ids, best first (ties to the lower row id), of each word's own best
-    rows (each row id with its score for that word alone) and of the rows `scored` here (those
-    holding two words or more, and every row of a word read whole: their score for the OR)."""
+    index: Index,
+    lists: Iterable[list[tuple[int, float]]],
+    scored: dict[int, float],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The `limit` best row ids, best first (a run of equal scores across the cut settled by
+    `ties`), each with its score for the OR, of each word's own best rows (each row id with its
+    score for that word alone) and of the rows `scored` here (those holding two words or more,
+    and every row of a word read whole: their score for the OR)."""
     scores = {i: s for found in lists for i, s in found}
     scores.update(scored)
-    return sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+    ranked = sorted(scores.items(), key=lambda row: (-row[1], row[0]))
+    # A run of equal scores across the cut is among these whole: each word's best hold the
+    # first of its own by the same order (`ties`), so the first of the OR's.
+    kept = ties.cut(ranked, limit, ties.among(index.conn, ranked))
+    return [(i, scores[i]) for i in kept]

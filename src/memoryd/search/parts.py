@@ -36,6 +36,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memoryd.index import ties
 from memoryd.index.db import Classes, Index
 from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import fold, idf, tokens
@@ -363,20 +364,32 @@ def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hi
         if len(scored) >= k and most < scored[k - 1][0]:
             break
         bisect.insort(scored, (weights.row_score(i, folded, length), i), key=_best_first)
-    top = [i for _, i in scored[:k]]
+    # Every row scoring what the `k`-th does was scored: its bound is at least its score.
+    ranked = [(i, score) for score, i in scored]
+    top = ties.cut(ranked, k, ties.among(index.conn, ranked))
     found = {hit.id: hit for hit in index.hits(top)} if top else {}
     return [found[i] for i in top]
 
 
-def _best_first(pair: tuple[float, int]) -> tuple[float, int]:
-    # Best score first; ties go to the older item (the lower row id).
-    return -pair[0], pair[1]
+def _best_first(pair: tuple[float, int]) -> float:
+    # Best score first (`ties.cut` orders equal scores).
+    return -pair[0]
 
 
 def _ranked_by_fts5(
     index: Index, match: str, k: int, seen: set[int], classes: Classes
 ) -> list[Hit]:
-    return [hit for hit in index.search(match, k + len(seen), classes) if hit.id not in seen][:k]
+    return _new(index, index.scores(match, k + len(seen), classes), k, seen)
+
+
+def _new(index: Index, best: list[tuple[int, float]], k: int, seen: set[int]) -> list[Hit]:
+    # The `k` best of a ranking's best `k + len(seen)` (row ids and scores) that are not
+    # `seen`: among them whatever rows `seen` took, a run of equal scores across the `k`-th
+    # settled by `ties` as the ranking's own cut was.
+    left = [(i, score) for i, score in best if i not in seen]
+    ids = ties.cut(left, k, ties.among(index.conn, left))
+    found = {hit.id: hit for hit in index.hits(ids)} if ids else {}
+    return [found[i] for i in ids]
 
 
 def some_of(
@@ -392,9 +405,9 @@ def some_of(
     unranked, when they are no more than `k` (the ranking orders every candidate anyway)."""
     # One word left (every word was common, the rarest kept): its best rows kept in order
     # (`common`) are FTS5's ranking of it, without reading its whole doclist.
-    best = index.best_of(kept[0], k + len(seen), classes) if len(kept) == 1 else None
+    best = index.scores_of(kept[0], k + len(seen), classes) if len(kept) == 1 else None
     if best is not None:
-        return [hit for hit in best if hit.id not in seen][:k]
+        return _new(index, best, k, seen)
     # No more than `k` new items: all of them, unranked (the ranking orders every candidate).
     # The items holding the most held word are matched: when they are more, FTS5 ranks.
     if max(documents[w] for w in kept) <= k + len(seen):
@@ -407,7 +420,5 @@ def some_of(
         merged.some_best(index, kept, documents, k + len(seen), classes) if len(kept) > 1 else None
     )
     if top is not None:
-        new = [i for i in top if i not in seen][:k]
-        found = {hit.id: hit for hit in index.hits(new)} if new else {}
-        return [found[i] for i in new]
+        return _new(index, top, k, seen)
     return _ranked_by_fts5(index, some(kept), k, seen, classes)

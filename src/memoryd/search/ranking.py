@@ -27,8 +27,9 @@ Pure: the search fetches the candidates and the items next to them; this orders 
   shown once, at its best rank.
 - **Time.** Given a `lift` (`timing`: the query's time words), each item's score, its
   neighbours' and its session's added, is multiplied by it, within its tier.
-- **Ties.** Items of the same tier and score are shown the older first, then by key: never in
-  the order the index took them in, which a reindex changes.
+- **Ties.** Items of the same tier and score are shown the older first, then by key
+  (`ties.order`): never in the order the index took them in, which a reindex changes. The
+  search's candidates are cut so too (`ties.cut`).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from memoryd.index import ties
 from memoryd.index.items import Hit, Item
 from memoryd.index.relevance import ASCII_SPACES, Sought, Tally, bm25, fold, token_count
-from memoryd.text.answer import parse_time
 from memoryd.text.stems import stem
 from memoryd.text.stopwords import STOP_WORDS
 
@@ -316,7 +317,7 @@ def settled(order: list[Placed]) -> Iterator[Placed]:
         run = list(tied)
         if len(run) > 1:
             # Times read only for a tie: a search ranks a hundred items or so, few tied.
-            run.sort(key=lambda row: (parse_time(row[2].item.at), row[2].item.key))
+            run.sort(key=lambda row: ties.order(row[2].item.at, row[2].item.key))
         yield from run
 
 
