@@ -132,7 +132,7 @@ def _mixed(rest: str) -> str:
 # (`"\nsk-..."`). A prefix glued to a word or a number (`secretsk-proj-...`, `Bearerghp_...`,
 # `v2AKIA...`) starts one when what follows it holds a letter beside a digit, or with no digit
 # three shapes of random letters (`_UNWORDED`), and is no hex id, as a key drawn at random nearly
-# always does (all but 1 in 330 of 24 characters) and neither a word joined to words
+# always does (all but 1 in 320 of 24 characters) and neither a word joined to words
 # (`desk-top`, `risk-assessment`, `mask-rcnn-results-2023`, `task-getHTTPResponse`) nor an id
 # (`task-<uuid>`, `disk-<sha1>`) does; a masked key glued to a word is a word (`mask-****`).
 _KEYS_RE = "|".join(
