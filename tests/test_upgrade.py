@@ -72,11 +72,15 @@ def test_the_checked_in_home_of_the_previous_release_opens_with_this_one(tmp_pat
 
 
 def as_it_was(home: Path) -> dict[str, int]:
-    """The session folders of `home` given the mtimes its index read them with, as an upgrade
-    in place finds them (the copy made them new, and a new folder is read again anyway); those
-    mtimes, by session."""
-    with sqlite3.connect(f"file:{WAITING / 'memory' / 'index.sqlite'}?mode=ro", uri=True) as db:
+    """The session folders of `home` (a copy of `WAITING`) given the mtimes its index read them
+    with, as an upgrade in place finds them (the copy made them new, and a new folder is read
+    again anyway); those mtimes, by session."""
+    # Read from the copy, not migrated yet: opening the fixture would write its -wal and -shm.
+    db = sqlite3.connect(home / "memory" / "index.sqlite")
+    try:
         read = dict(db.execute("SELECT session, folder_mtime FROM logs").fetchall())
+    finally:
+        db.close()
     for session, mtime in read.items():
         os.utime(home / "sessions" / session, ns=(mtime, mtime))
     return read
