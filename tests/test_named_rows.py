@@ -76,7 +76,7 @@ def _named(index: Index, terms: list[str]) -> list[str]:
         search(index, terms, 5)
     finally:
         index.conn.set_trace_callback(None)
-    return [s for s in ran if s.startswith("SELECT f.rowid FROM items_fts") and "items_names" in s]
+    return [s for s in ran if s.startswith("SELECT f.rowid AS id") and "items_names" in s]
 
 
 def _home(index: Index, kayaks: int) -> None:
@@ -106,3 +106,26 @@ def test_a_word_of_less_than_a_quarter_of_the_named_rows_looks_each_up(tmp_path:
         _home(index, 19)
         named = _named(index, ["Will", "kayak"])
     assert named and all(f"CROSS JOIN {speakers.VALUES}" in s for s in named), named
+
+
+def test_a_run_of_equal_scores_across_the_named_cut_keeps_the_older_then_the_lower_keys(
+    tmp_path: Path,
+) -> None:
+    # Sixty of Ada's messages of one text, the newer added first: the best 20 by row id would be
+    # the newest; read either way, the cut keeps the oldest, then the lowest keys (`ties`).
+    def said(prefix: str, at: str) -> list[Item]:
+        return [
+            Item(f"{prefix}{n:02}:1:user", "memory", "private", "said", "Ada", at, "a kayak")
+            for n in range(30)
+        ]
+
+    later, earlier = said("s", "2026-09-02T10:00:00Z"), said("t", AT)
+    with Index(tmp_path / "index.sqlite") as index:
+        index.add(later)
+        index.add(earlier)
+        spelled = [n for n in speakers.every_name(index.conn) if "ada" in speakers.name_tokens(n)]
+        for few in (True, False):
+            ids = speakers.named_rows(
+                index.conn, some(["kayak"]), some(["ada"]), spelled, 20, None, few
+            )
+            assert [hit.item.key for hit in index.hits(ids)] == [i.key for i in earlier[:20]]

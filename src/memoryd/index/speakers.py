@@ -20,6 +20,7 @@ import functools
 import json
 import sqlite3
 
+from memoryd.index import ties
 from memoryd.index.relevance import tokens
 
 LISTED = "(SELECT value FROM json_each(?))"
@@ -114,7 +115,7 @@ def named_rows(
     classes: tuple[str, ...] | None = None,
     few: bool = False,
 ) -> list[int]:
-    """The row ids of the `limit` best items (FTS5's bm25 of their text, ties by row id) whose
+    """The row ids of the `limit` best items (FTS5's bm25 of their text, ties by `ties.cut`) whose
     text the FTS5 expression `text` matches and whose names `spoken` does: those said by or to
     one of `names`, the names (as `speakers` holds them) holding its words. `few`: the text
     matches far fewer rows than the names do (`named.LOOKUP`), so each text row's names are
@@ -129,9 +130,9 @@ def named_rows(
         # `items_names` itself, an FTS5 cursor for each, 1.5): at 100,000 items, a text of 429
         # rows and a person of 7,975, 0.34 ms, 0.70 through `items_names`, 0.81 listed.
         match = (
-            f"SELECT f.rowid FROM items_fts AS f CROSS JOIN {VALUES} AS n ON n.id = f.rowid"
-            f"{joined} WHERE items_fts MATCH ? AND (n.c0 IN {LISTED} OR n.c1 IN {LISTED})"
-            f"{allowed}"
+            f"SELECT f.rowid AS id, bm25(items_fts) AS score FROM items_fts AS f CROSS JOIN "
+            f"{VALUES} AS n ON n.id = f.rowid{joined} WHERE items_fts MATCH ? AND (n.c0 IN "
+            f"{LISTED} OR n.c1 IN {LISTED}){allowed}"
         )
         given: tuple[object, ...] = (text, listed, listed)
     else:
@@ -139,11 +140,22 @@ def named_rows(
         # each named row (69 ms for a person of 374 rows among 2,692; 0.6 ms with the named
         # rows listed once and each matched row looked up in that list).
         match = (
-            f"SELECT f.rowid FROM items_fts AS f{joined} WHERE items_fts MATCH ? AND +f.rowid IN "
-            f"(SELECT rowid FROM items_names WHERE items_names MATCH ?){allowed}"
+            f"SELECT f.rowid AS id, bm25(items_fts) AS score FROM items_fts AS f{joined} WHERE "
+            f"items_fts MATCH ? AND +f.rowid IN (SELECT rowid FROM items_names WHERE items_names "
+            f"MATCH ?){allowed}"
         )
         given = (text, spoken)
-    rows = conn.execute(
-        f"{match} ORDER BY bm25(items_fts), f.rowid LIMIT ?", (*given, *(classes or ()), limit)
-    )
-    return [int(row[0]) for row in rows]
+    asked = (*given, *(classes or ()))
+    rows = conn.execute(f"{match} ORDER BY score, id LIMIT ?", (*asked, limit + 1))
+    ranked = [(int(i), -float(score)) for i, score in rows]
+
+    def tied(score: float) -> dict[int, tuple[str, str]]:
+        # Every row the statement matches whose bm25 is `score` (negated back), with its stamp.
+        found = conn.execute(
+            f"SELECT t.id, stamp.at, stamp.key FROM ({match}) AS t JOIN items AS stamp "
+            "ON stamp.id = t.id WHERE t.score = ?",
+            (*asked, -score),
+        )
+        return {int(i): (at, key) for i, at, key in found}
+
+    return ties.cut(ranked, limit, tied)
