@@ -140,7 +140,7 @@ def searched(
     fuser: Fuser | None = None,
     hidden: frozenset[str] = frozenset(),
 ) -> Local:
-    """`local` without the log line: with Honcho, the line is written once both parts are.
+    """The search itself, unlogged and for no session (`unlogged` gives it a session's).
     With `highest`, items of a higher class are not searched, nor are those keyed `hidden`;
     the query's time words are read relative to `now` (None: only those naming their own year:
     `timing`); with `fuser`, its ranking is joined to the lexical one (whose first `k` are the

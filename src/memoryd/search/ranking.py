@@ -288,9 +288,15 @@ def ranked(
             boosted *= lift(c.hit.item)
         order.append((_tier(c, near, terms), -boosted, c.hit))
     order.sort(key=_placed)
+    return once((hit for *_, hit in settled(order)), k)
+
+
+def once(hits: Iterable[Hit], k: int) -> list[Hit]:
+    """The first `k` of `hits`, the same words said again by the same speaker shown once (the
+    first time)."""
     shown: list[Hit] = []
     seen: set[tuple[str, str]] = set()
-    for *_, hit in settled(order):
+    for hit in hits:
         said = (hit.item.who, hit.item.text)
         if said in seen:
             continue

@@ -22,6 +22,7 @@ from memoryd.errors import SemanticError
 from memoryd.index.db import Index
 from memoryd.index.items import Hit
 from memoryd.labels import DataClass
+from memoryd.search.ranking import once
 from memoryd.semantic import fusion, store
 from memoryd.semantic.models import Model, find
 from memoryd.text.secrets import redact
@@ -156,17 +157,8 @@ class Fusing:
         for hit in self.index.hits(wanted):
             if hit.item.data_class in allowed:
                 known[hit.id] = hit
-        shown: list[Hit] = []
-        seen: set[tuple[str, str]] = set()
-        for id_ in order:
-            found = known.get(id_)
-            if found is None or (found.item.who, found.item.text) in seen:
-                continue  # gone since its vector was read, or the same words said again
-            seen.add((found.item.who, found.item.text))
-            shown.append(found)
-            if len(shown) == k:
-                break
-        return shown
+        # An id not known is an item gone since its vector was read.
+        return once((known[i] for i in order if i in known), k)
 
 
 def counts(model: Model, index: Index) -> dict[str, Any]:
