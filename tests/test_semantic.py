@@ -66,6 +66,14 @@ def embedded(service: Service) -> int:
     return store.embedded(service.indexes.index, tier.model.name)
 
 
+def served(home: Home) -> Service:
+    """A service of the test's home (`written`), every item embedded."""
+    written(home)
+    service = Service.open(home)
+    embedded(service)
+    return service
+
+
 def vectors(index: Index) -> list[tuple[int, str, bytes]]:
     """Every vector row: the item's row id, the model, the vector's bytes."""
     return index.conn.execute("SELECT id, model, vector FROM vectors ORDER BY id").fetchall()
@@ -215,9 +223,7 @@ def test_every_item_is_embedded_with_its_model_and_status_counts_them(home: Home
 
 
 def test_the_cli_status_reports_the_tier_without_a_daemon(home: Home) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
+    service = served(home)
     service.close()
     done = subprocess.run(
         [sys.executable, "-m", "memoryd", "status", "--json", "--home", str(home.root)],
@@ -238,9 +244,7 @@ def test_the_cli_status_reports_the_tier_without_a_daemon(home: Home) -> None:
 
 
 def test_another_model_embeds_every_item_again(home: Home, tmp_path: Path) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
+    service = served(home)
     service.close()
     # The same files in a folder the owner names: another model as far as the vectors know.
     folder = tmp_path / "my-model"
@@ -415,9 +419,7 @@ def test_a_forgotten_turn_leaves_no_vector_and_no_byte_of_one_in_the_home(home: 
 
 
 def test_a_reindex_drops_the_vectors_and_the_worker_embeds_them_again(home: Home) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
+    service = served(home)
     assert service.indexes.start_reindex()
     assert until(lambda: not service.indexes.progress.running, 60)
     assert service.status()["semantic"]["pending"] == 6
@@ -461,9 +463,7 @@ def test_the_daemon_embeds_in_the_background_with_the_network_closed(home: Home)
 
 
 def test_held_vectors_are_read_again_when_some_are_deleted(home: Home) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
+    service = served(home)
     tier = service.semantic
     assert tier is not None
     index = service.indexes.index

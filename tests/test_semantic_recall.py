@@ -25,7 +25,7 @@ from memoryd.semantic import models, store, worker
 from memoryd.semantic.held import _CLASS, BLOCK, Snapshot, _Block, _merged, quantised
 from memoryd.semantic.tier import NEAREST
 from memoryd.serve.service import Service
-from test_semantic import ON, TURNS, embedded, written
+from test_semantic import ON, TURNS, embedded, served, written
 from test_serve_daemon import Daemon, until
 
 ADOPTION = TURNS[0][0]
@@ -135,9 +135,7 @@ def test_a_recall_answers_between_two_batches_of_the_worker(home: Home) -> None:
 
 
 def test_a_recall_reads_no_vector_and_fuses_none_of_an_item_gone(home: Home) -> None:
-    written(home)
-    service = Service.open(home)
-    embedded(service)
+    service = served(home)
     tier = service.semantic
     assert tier is not None
     hiking = TURNS[2][0]
