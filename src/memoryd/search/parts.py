@@ -365,10 +365,7 @@ def best_rows(index: Index, ids: list[int], weights: Weights, k: int) -> list[Hi
             break
         bisect.insort(scored, (weights.row_score(i, folded, length), i), key=_best_first)
     # Every row scoring what the `k`-th does was scored: its bound is at least its score.
-    ranked = [(i, score) for score, i in scored]
-    top = ties.cut(ranked, k, ties.among(index.conn, ranked))
-    found = {hit.id: hit for hit in index.hits(top)} if top else {}
-    return [found[i] for i in top]
+    return _new(index, [(i, score) for score, i in scored], k, set())
 
 
 def _best_first(pair: tuple[float, int]) -> float:
