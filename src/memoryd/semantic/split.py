@@ -55,17 +55,14 @@ class Split:
             files = (
                 [] if found is None else [f for f in found.files or () if _numbered(f.name, number)]
             )
-            if (
-                found is None
-                or len(files) != 1
-                or not Path(str(found.locate_file(files[0]))).is_file()
-            ):
+            part = None if found is None or len(files) != 1 else found.locate_file(files[0])
+            if found is None or part is None or not Path(str(part)).is_file():
                 raise SemanticError(
                     f"[semantic] model {model} is not installed whole: {name} is missing "
                     f"({self.install}), or name the folder of a model you have with "
                     'model = "/path/to/model"'
                 )
-            parts.append(Path(str(found.locate_file(files[0]))))
+            parts.append(Path(str(part)))
             versions.add(found.version)
         if len(versions) != 1:
             said = ", ".join(sorted(versions))
