@@ -76,14 +76,6 @@ def present(conn: sqlite3.Connection) -> bool:
     return found is not None
 
 
-def version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """What changes whenever the index behind `conn` may have: a commit of another connection
-    (`PRAGMA data_version`, as of the read transaction open) or a change made through this one
-    (`total_changes`, counted even when rolled back)."""
-    found = conn.execute("PRAGMA data_version").fetchone()
-    return int(found[0]), conn.total_changes
-
-
 def every_name(conn: sqlite3.Connection) -> dict[str, int]:
     """Every name, with how many items it is the speaker or addressee of."""
     rows = conn.execute("SELECT name, items FROM speakers")

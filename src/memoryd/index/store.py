@@ -112,6 +112,14 @@ def rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
+def version(conn: sqlite3.Connection) -> tuple[int, int]:
+    """What changes whenever the index behind `conn` may have: a commit of another connection
+    (`PRAGMA data_version`, as of the read transaction open) or a change made through this one
+    (`total_changes`, counted even when rolled back)."""
+    found = conn.execute("PRAGMA data_version").fetchone()
+    return int(found[0]), conn.total_changes
+
+
 @contextlib.contextmanager
 def translated(path: Path) -> Iterator[None]:
     """SQLite's errors on the index at `path` raised as memoryd's (`store_error`)."""

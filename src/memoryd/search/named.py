@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from memoryd.index import speakers
+from memoryd.index import speakers, store
 from memoryd.index.db import Classes, Index
 from memoryd.index.items import Hit
 from memoryd.index.relevance import idf
@@ -59,7 +59,7 @@ was 25 us of every search of more than one word (3 us to tell it changed)."""
 
 def known(index: Index) -> Known:
     """The names of `index` as it is now (in the search's read transaction: `Index.snapshot`)."""
-    version = speakers.version(index.conn)
+    version = store.version(index.conn)
     found = _KNOWN.get(index)
     if found is None or found.version != version:
         if speakers.present(index.conn):

@@ -16,6 +16,7 @@ from memoryd import config as config_file
 from memoryd.forget import record as forget_record
 from memoryd.home import Home
 from memoryd.honcho import status as honcho_status
+from memoryd.index import store
 from memoryd.index.db import Index
 from memoryd.window.honcho import last_error
 from memoryd.window.html import Html, el, join
@@ -37,7 +38,7 @@ def finished(index: Index) -> int:
     """The turns finished in every log, summed over every row of `logs` (8 ms at 53k sessions)
     only when a writer committed since this thread's connection last summed them."""
     conn = index.conn
-    state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    state = store.version(conn)
     kept = getattr(_kept, "sum", None)
     if kept is not None and kept[0] is conn and kept[1] == state:
         return int(kept[2])
