@@ -11,6 +11,7 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -124,3 +125,41 @@ def test_a_run_of_equal_scores_across_the_cut_keeps_the_older_then_the_lower_key
 def test_the_order_of_equal_items_is_their_instant_then_their_key() -> None:
     assert ties.order(TIMES[2], "a") < ties.order(TIMES[0], "b")  # the same instant: by key
     assert ties.order(TIMES[1], "z") < ties.order(TIMES[0], "a")  # older first
+
+
+def _ranked_by_fts5(index: Index) -> list[str]:
+    # Each statement that ranks by FTS5's bm25 from now on, as SQLite runs it.
+    ran: list[str] = []
+    index.conn.set_trace_callback(lambda sql: ran.append(sql) if "bm25(" in sql else None)
+    return ran
+
+
+@pytest.mark.parametrize(("copies", "rankings"), [(ties.AHEAD // 2, 1), (2 * ties.AHEAD, 2)])
+def test_a_run_that_ends_among_the_rows_read_past_the_cut_is_not_ranked_again(
+    tmp_path: Path, copies: int, rankings: int
+) -> None:
+    # Three better texts, then a run of one text said by `copies` people, the newer added
+    # first: the cut of 5 splits the run. Within the rows read past the cut (`ties.read`) the
+    # run is settled from them; past them, FTS5 ranks again to read it whole.
+    better = [
+        Item(f"a{n}:1:user", "memory", "public", "said", f"a{n}", TIMES[0], "kayak kayak")
+        for n in range(3)
+    ]
+    run = [
+        Item(f"s{n:02}:1:user", "memory", "public", "said", f"p{n}", TIMES[n % 2], "the kayak")
+        for n in range(copies)
+    ]
+    oldest = sorted(run, key=lambda i: ties.order(i.at, i.key))[:2]
+    with Index(tmp_path / "index.sqlite") as index:
+        index.add(better + run[::-1])
+        for classes in (None, ("public",)):
+            ran = _ranked_by_fts5(index)
+            found = [hit.item.key for hit in index.search('"kayak"', 5, classes)]
+            assert found == [i.key for i in better + oldest]
+            assert len(ran) == rankings, ran
+            ran = _ranked_by_fts5(index)
+            scored = index.scores('"kayak"', 5, classes)
+            shown = sorted(hit.item.key for hit in index.hits([i for i, _ in scored]))
+            assert shown == sorted(found)
+            assert len(ran) == rankings, ran
+        index.conn.set_trace_callback(None)

@@ -160,8 +160,8 @@ def scored(
     weight = idf(documents, items)
     # Each row's strength, and its score (times the idf), computed by SQLite with the same
     # operations in the same order as `strength` (the same doubles), and the best `limit` sorted
-    # there: reading every kept row into Python to sort them was most of a one-word recall. One
-    # row more than asked: a run of equal strengths across the cut is read whole (`ties`).
+    # there: reading every kept row into Python to sort them was most of a one-word recall. Rows
+    # past the cut (`ties.read`): a run of equal strengths across it is most often whole there.
     sql = (
         "SELECT c.id, (c.tf * ?) / (c.tf + ? * (? + ? * c.length / ?)) AS strength "
         "FROM common_rows AS c{join} WHERE c.term = ?{of} "
@@ -173,8 +173,9 @@ def scored(
         join = " JOIN items ON items.id = c.id"
         of = f" AND items.class IN ({', '.join('?' * len(classes))})"
     allowed = classes or ()
+    asked = ties.read(limit)
     rows = conn.execute(
-        sql.format(join=join, of=of), (*shape, term, *allowed, weight, *shape, limit + 1)
+        sql.format(join=join, of=of), (*shape, term, *allowed, weight, *shape, asked)
     ).fetchall()
     if len(rows) < limit:
         return None
@@ -193,7 +194,8 @@ def scored(
         )
         return {i: (at, key) for i, at, key in found}
 
-    ids = ties.cut([(i, float(s)) for i, s in rows], limit, tied)
+    ranked = [(i, float(s)) for i, s in rows]
+    ids = ties.cut(ranked, limit, ties.within(conn, ranked, limit, len(rows) < asked, tied))
     strengths = dict(rows)
     edge = float(rows[limit - 1][1])
     # FTS5's score of a row holding one term of its expression: 0 plus the idf times strength.

@@ -184,44 +184,62 @@ class Index:
     def search(self, match: str, limit: int, classes: Classes = None) -> list[Hit]:
         """The `limit` best items for an FTS5 expression, best (lowest bm25) first, a run of
         equal scores across the cut settled by `ties`; only items of `classes` when given."""
-        # One row more than asked: a run of equal scores across the cut is read whole.
-        asked = limit + 1
+        # Rows past the cut (`ties.read`): a run of equal scores across it is most often whole
+        # among them.
+        asked = ties.read(limit)
         with translated(self.path):
             if classes is None:
                 rows = self.conn.execute(SEARCH_SQL, (match, asked)).fetchall()
+                complete = len(rows) < asked
             else:
                 # Items above a session's class are few: the top few times `limit` usually hold
                 # `limit` allowed ones, at the cost of the plain query (FTS5 keeps only its top
                 # rows). Ranking every match, the fallback, sorts them all.
-                wider = asked * _WIDER
+                wider = max((limit + 1) * _WIDER, asked)
                 top = self.conn.execute(SEARCH_SQL, (match, wider)).fetchall()
-                rows = [row for row in top if row[3] in classes][:asked]
-                if len(rows) < asked and len(top) == wider:
+                allowed = [row for row in top if row[3] in classes]
+                rows = allowed[:asked]
+                complete = len(top) < wider and len(rows) == len(allowed)
+                if len(rows) <= limit and len(top) == wider:
                     rows = self.conn.execute(
                         SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, asked)
                     ).fetchall()
+                    complete = len(rows) < asked
             found = {row[0]: Hit(row[0], Item(*row[1:8])) for row in rows}
-            ids = ties.cut(
-                [(row[0], -row[8]) for row in rows],
-                limit,
-                lambda score: self._tied(match, -score, classes),
-            )
+            ranked = [(row[0], -row[8]) for row in rows]
+
+            def run(score: float) -> dict[int, tuple[str, str]]:
+                # Among the rows read, their times and keys read with them.
+                if not ties.whole(ranked, limit, complete):
+                    return self._tied(match, -score, classes)
+                tied = (found[i] for i, s in ranked if s == score)
+                return {hit.id: (hit.item.at, hit.item.key) for hit in tied}
+
+            ids = ties.cut(ranked, limit, run)
             found.update((hit.id, hit) for hit in self.hits([i for i in ids if i not in found]))
         return [found[i] for i in ids]
 
     def scores(self, match: str, limit: int, classes: Classes = None) -> list[tuple[int, float]]:
         """The row ids of the `limit` best items for an FTS5 expression, as `search` finds them,
         best first, each with its bm25 score (FTS5's, not negated)."""
+        asked = ties.read(limit)
         with translated(self.path):
             if classes is None:
-                rows = self.conn.execute(SCORES_SQL, (match, limit + 1)).fetchall()
+                rows = self.conn.execute(SCORES_SQL, (match, asked)).fetchall()
             else:
                 rows = self.conn.execute(
-                    SCORES_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, limit + 1)
+                    SCORES_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, asked)
                 ).fetchall()
             ranked = [(i, -score) for i, score in rows]
             scores = dict(ranked)
-            ids = ties.cut(ranked, limit, lambda score: self._tied(match, -score, classes))
+            run = ties.within(
+                self.conn,
+                ranked,
+                limit,
+                len(rows) < asked,
+                lambda score: self._tied(match, -score, classes),
+            )
+            ids = ties.cut(ranked, limit, run)
         # A row of the run read whole scores what the `limit`-th did.
         edge = ranked[limit - 1][1] if 0 < limit <= len(ranked) else 0.0
         return [(i, scores.get(i, edge)) for i in ids]

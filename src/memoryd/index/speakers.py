@@ -138,7 +138,9 @@ def named_rows(
         )
         given = (text, spoken)
     asked = (*given, *(classes or ()))
-    rows = conn.execute(f"{match} ORDER BY score, id LIMIT ?", (*asked, limit + 1))
+    # Rows past the cut (`ties.read`): a run of equal scores across it is most often whole there.
+    read = ties.read(limit)
+    rows = conn.execute(f"{match} ORDER BY score, id LIMIT ?", (*asked, read)).fetchall()
     ranked = [(int(i), -float(score)) for i, score in rows]
 
     def tied(score: float) -> dict[int, tuple[str, str]]:
@@ -150,4 +152,4 @@ def named_rows(
         )
         return {int(i): (at, key) for i, at, key in found}
 
-    return ties.cut(ranked, limit, tied)
+    return ties.cut(ranked, limit, ties.within(conn, ranked, limit, len(rows) < read, tied))
