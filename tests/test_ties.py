@@ -134,7 +134,7 @@ def _ranked_by_fts5(index: Index) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize(("copies", "rankings"), [(ties.AHEAD // 2, 1), (2 * ties.AHEAD, 2)])
+@pytest.mark.parametrize(("copies", "rankings"), [(ties.AHEAD // 2, 1), (4 * ties.read(5), 2)])
 def test_a_run_that_ends_among_the_rows_read_past_the_cut_is_not_ranked_again(
     tmp_path: Path, copies: int, rankings: int
 ) -> None:

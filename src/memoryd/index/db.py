@@ -197,9 +197,10 @@ class Index:
                 # rows). Ranking every match, the fallback, sorts them all.
                 wider = max((limit + 1) * _WIDER, asked)
                 top = self.conn.execute(SEARCH_SQL, (match, wider)).fetchall()
-                allowed = [row for row in top if row[3] in classes]
-                rows = allowed[:asked]
-                complete = len(top) < wider and len(rows) == len(allowed)
+                # Every allowed row read is kept: the more of a run they hold, the likelier it
+                # is whole among them.
+                rows = [row for row in top if row[3] in classes]
+                complete = len(top) < wider
                 if len(rows) <= limit and len(top) == wider:
                     rows = self.conn.execute(
                         SEARCH_OF_CLASSES_SQL.format(_marks(classes)), (match, *classes, asked)
