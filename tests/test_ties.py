@@ -134,13 +134,18 @@ def _ranked_by_fts5(index: Index) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize(("copies", "rankings"), [(ties.AHEAD // 2, 1), (4 * ties.read(5), 2)])
+# A run within the rows read past the cut of 5; past them, but within the rows a search with a
+# class ceiling reads (`Index.search`: four times the cut's); past those too.
+RUNS = [(ties.AHEAD // 2, 1, 1), (ties.AHEAD + 4, 2, 1), (4 * ties.read(5), 2, 2)]
+
+
+@pytest.mark.parametrize(("copies", "rankings", "with_ceiling"), RUNS)
 def test_a_run_that_ends_among_the_rows_read_past_the_cut_is_not_ranked_again(
-    tmp_path: Path, copies: int, rankings: int
+    tmp_path: Path, copies: int, rankings: int, with_ceiling: int
 ) -> None:
     # Three better texts, then a run of one text said by `copies` people, the newer added
-    # first: the cut of 5 splits the run. Within the rows read past the cut (`ties.read`) the
-    # run is settled from them; past them, FTS5 ranks again to read it whole.
+    # first: the cut of 5 splits the run. Among the rows read (`ties.read`) the run is settled
+    # from them; past them, FTS5 ranks again to read it whole.
     better = [
         Item(f"a{n}:1:user", "memory", "public", "said", f"a{n}", TIMES[0], "kayak kayak")
         for n in range(3)
@@ -152,11 +157,11 @@ def test_a_run_that_ends_among_the_rows_read_past_the_cut_is_not_ranked_again(
     oldest = sorted(run, key=lambda i: ties.order(i.at, i.key))[:2]
     with Index(tmp_path / "index.sqlite") as index:
         index.add(better + run[::-1])
-        for classes in (None, ("public",)):
+        for classes, searched in ((None, rankings), (("public",), with_ceiling)):
             ran = _ranked_by_fts5(index)
             found = [hit.item.key for hit in index.search('"kayak"', 5, classes)]
             assert found == [i.key for i in better + oldest]
-            assert len(ran) == rankings, ran
+            assert len(ran) == searched, ran
             ran = _ranked_by_fts5(index)
             scored = index.scores('"kayak"', 5, classes)
             shown = sorted(hit.item.key for hit in index.hits([i for i, _ in scored]))
