@@ -1,5 +1,5 @@
 """The vectors a daemon holds in memory, read from the index as they are written, and the
-items nearest to a query among them (every vector's dot product with the query, exact).
+items nearest to a query among them (each vector's dot product with the query).
 
 The worker reads them (`Held.refresh`) into a `Snapshot` that is never changed: a recall
 searches the one it finds, with no lock, while the next is read.
@@ -7,6 +7,11 @@ searches the one it finds, with no lock, while the next is read.
 Held in blocks of at most `BLOCK` vectors: new ones are a block of their own (no copy of the
 others), merged into their neighbours' once more than `BLOCKS` are not full; a query is scored
 `SCORED` rows at a time, each slice's int8 turned to float32 as it is (never the whole matrix).
+
+Past `APPROXIMATE` vectors, the search is approximate: the worker puts the vectors in the lists
+of an inverted file (`ivf.Partition`), and a query is compared with those of its nearest lists
+only, and exactly with the vectors read since (fewer than `RECENT`, in blocks), so a new item is
+found at once. Below it, every vector is compared, as a small home always was.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import numpy.typing as npt
 
 from memoryd.index.db import Index
 from memoryd.labels import DataClass
-from memoryd.semantic import store
+from memoryd.semantic import ivf, store
 
 SCALE = 127.0
 """An int8 component is the float one times this, rounded."""
@@ -33,6 +38,14 @@ cache (100k vectors scored in 6.5 ms a query in slices of 4,096, 47 ms in slices
 
 BLOCKS = 16
 """The most blocks smaller than `BLOCK` held before they are merged."""
+
+APPROXIMATE = 200_000
+"""The vectors held from which the search is approximate (decisions.md, "An approximate search
+for the semantic tier": below it the exact search costs a few milliseconds)."""
+
+RECENT = 16_384
+"""The most vectors read since the partition was made that are compared exactly; past them, the
+next refresh puts them in their lists."""
 
 _CLASS = {c.value: n for n, c in enumerate(DataClass)}
 
@@ -58,9 +71,12 @@ class Snapshot:
     generation: tuple[int, int] | None = None
     """The index's `store.generation` when they were read (None: never read)."""
     blocks: tuple[_Block, ...] = ()
+    """The vectors compared exactly (with a partition: those read since it was made)."""
+    partition: ivf.Partition | None = None
+    """The vectors searched approximately, in lists (None: every vector is in `blocks`)."""
 
     def __len__(self) -> int:
-        return sum(len(b.ids) for b in self.blocks)
+        return sum(len(b.ids) for b in self.blocks) + len(self.partition or ())
 
     def nearest(
         self,
@@ -71,28 +87,21 @@ class Snapshot:
     ) -> list[tuple[int, float]]:
         """The `n` items most like `query` (with `highest`, of that class or a lower one; never
         the row ids `hidden`), each row id with its cosine similarity, best first; ties by row
-        id."""
-        top = highest is not None and highest != max(DataClass)
+        id. Exact, but among the partition's vectors those of the query's nearest lists only."""
+        ceiling = None if highest in (None, max(DataClass)) else _CLASS[highest.value]
         left_out = np.fromiter(hidden, np.int64, len(hidden))
-        best_ids: list[npt.NDArray[np.int64]] = []
-        best_scores: list[npt.NDArray[np.float32]] = []
-        for block in self.blocks:
-            scores = _scores(block.vectors, query)
-            if top:
-                assert highest is not None
-                scores[block.classes > _CLASS[highest.value]] = -np.inf
-            if len(left_out):
-                scores[np.isin(block.ids, left_out)] = -np.inf
-            take = min(n, len(scores))
-            chosen = np.argpartition(-scores, take - 1)[:take]
-            best_ids.append(block.ids[chosen])
-            best_scores.append(scores[chosen])
-        if not best_ids:
+        found = [
+            _best(b.ids, b.classes, _scores(b.vectors, query), n, ceiling, left_out)
+            for b in self.blocks
+        ]
+        if self.partition is not None:
+            found.append(_probed(self.partition, query, n, ceiling, left_out))
+        if not found:
             return []
-        ids = np.concatenate(best_ids)
-        scores = np.concatenate(best_scores)
+        ids = np.concatenate([f[0] for f in found])
+        scores = np.concatenate([f[1] for f in found])
         order = np.lexsort((ids, -scores))[:n]
-        return [(int(ids[i]), float(scores[i])) for i in order if np.isfinite(scores[i])]
+        return [(int(ids[i]), float(scores[i])) for i in order]
 
     def similarity(self, query: npt.NDArray[np.float32], ids: list[int]) -> dict[int, float]:
         """The cosine similarity to `query` of each of the items `ids` that has a vector."""
@@ -103,6 +112,10 @@ class Snapshot:
             if len(rows):
                 scores = _scores(block.vectors[rows], query)
                 found.update(zip(block.ids[rows].tolist(), scores.tolist(), strict=True))
+        if self.partition is not None and len(wanted):
+            rows = self.partition.found(wanted)
+            scores = _scores(self.partition.vectors[rows], query)
+            found.update(zip(self.partition.ids[rows].tolist(), scores.tolist(), strict=True))
         return found
 
 
@@ -113,6 +126,10 @@ class Held:
 
     model: str
     dimensions: int
+    approximate_from: int = APPROXIMATE
+    """The vectors held from which the search is approximate."""
+    recent: int = RECENT
+    """The most vectors compared exactly beside the partition."""
     now: Snapshot = field(default_factory=Snapshot)
     _seq: int = 0
     _refreshing: threading.Lock = field(default_factory=threading.Lock)
@@ -123,12 +140,16 @@ class Held:
     def refresh(self, index: Index) -> None:
         """Read the vectors written since the last refresh; all of them again when some were
         deleted or the index's file is another (a reindex's). The vectors held meanwhile stay
-        as they were: the new ones replace them at once, when read."""
+        as they were: the new ones replace them at once, when read, and then again once they
+        are partitioned (past `approximate_from`), the recalls in between searching them
+        exactly."""
         with self._refreshing:
             generation = store.generation(index)
             blocks, seq = list(self.now.blocks), self._seq
+            partition = self.now.partition
             if generation != self.now.generation:
-                blocks, seq = [], 0
+                # The partition is made again too: its centroids hold the vectors of items gone.
+                blocks, seq, partition = [], 0, None
             rows = store.since(index, self.model, seq)
             for start in range(0, len(rows), BLOCK):
                 part = rows[start : start + BLOCK]
@@ -144,7 +165,92 @@ class Held:
             if sum(len(b.ids) < BLOCK for b in blocks) > BLOCKS:
                 blocks = _merged(blocks)
             self._seq = rows[-1].seq if rows else seq
-            self.now = Snapshot(generation, tuple(blocks))
+            self.now = Snapshot(generation, tuple(blocks), partition)
+            if len(self.now) >= max(1, self.approximate_from) and (
+                partition is None or len(self.now) - len(partition) > self.recent
+            ):
+                self.now = partitioned(self.now)
+
+
+def partitioned(held: Snapshot) -> Snapshot:
+    """`held` with every vector in the lists of a partition: the one held (the new vectors put in
+    their lists), or one made anew when there is none or it was made for less than half as
+    many vectors."""
+    old = held.partition
+    parts: list[ivf.Part] = [(b.ids, b.classes, b.vectors) for b in held.blocks]
+    labels: list[npt.NDArray[np.int32] | None] = [None] * len(parts)
+    if old is not None:
+        parts.insert(0, (old.ids, old.classes, old.vectors))
+        labels.insert(0, old.labels())
+    if old is None or len(held) > 2 * old.trained_on:
+        centroids, trained_on = ivf.trained(parts, ivf.lists_for(len(held))), len(held)
+        labels = [None] * len(parts)
+    else:
+        centroids, trained_on = old.centroids, old.trained_on
+    return Snapshot(held.generation, (), ivf.Partition.of(centroids, trained_on, parts, labels))
+
+
+def _shown(
+    ids: npt.NDArray[np.int64],
+    classes: npt.NDArray[np.int8],
+    ceiling: int | None,
+    left_out: npt.NDArray[np.int64],
+) -> npt.NDArray[np.bool_] | None:
+    """Which rows a recall may show: none of a class above `ceiling`, none of the row ids
+    `left_out` (None: every row)."""
+    if ceiling is None and not len(left_out):
+        return None
+    shown = np.ones(len(ids), dtype=np.bool_) if ceiling is None else classes <= ceiling
+    if len(left_out):
+        shown &= ~np.isin(ids, left_out)
+    return shown
+
+
+def _best(
+    ids: npt.NDArray[np.int64],
+    classes: npt.NDArray[np.int8],
+    scores: npt.NDArray[np.float32],
+    n: int,
+    ceiling: int | None,
+    left_out: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The (at most) `n` best of the rows scored that a recall may show (`_shown`), in no
+    order."""
+    shown = _shown(ids, classes, ceiling, left_out)
+    if shown is not None:
+        scores[~shown] = -np.inf
+    take = min(n, len(scores))
+    chosen = np.argpartition(-scores, take - 1)[:take] if take else np.empty(0, np.int64)
+    chosen = chosen[np.isfinite(scores[chosen])]
+    return ids[chosen], scores[chosen]
+
+
+def _probed(
+    partition: ivf.Partition,
+    query: npt.NDArray[np.float32],
+    n: int,
+    ceiling: int | None,
+    left_out: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The (at most) `n` best of the vectors of the query's nearest lists (`ivf.probes`); of
+    twice as many lists, and so on, while fewer than `n` of them may be shown."""
+    order = partition.probed(query)
+    ids: list[npt.NDArray[np.int64]] = []
+    classes: list[npt.NDArray[np.int8]] = []
+    scores: list[npt.NDArray[np.float32]] = []
+    done, upto, allowed = 0, ivf.probes(len(order)), 0
+    while done < len(order) and allowed < n:
+        for at in order[done:upto]:
+            start, end = partition.starts[at], partition.starts[at + 1]
+            ids.append(partition.ids[start:end])
+            classes.append(partition.classes[start:end])
+            scores.append(_scores(partition.vectors[start:end], query))
+            shown = _shown(ids[-1], classes[-1], ceiling, left_out)
+            allowed += end - start if shown is None else int(np.count_nonzero(shown))
+        done, upto = upto, 2 * upto
+    return _best(
+        np.concatenate(ids), np.concatenate(classes), np.concatenate(scores), n, ceiling, left_out
+    )
 
 
 def _scores(
