@@ -104,6 +104,10 @@ def test_the_lists_probed_show_nothing_hidden_nor_above_the_class_and_n_when_n_m
     for i, similarity in found:
         assert abs(similarity - exact[i - 1]) < 1e-5
     assert found == sorted(found, key=lambda f: (-f[1], f[0]))
+    # A lexical candidate's likeness, whichever list holds it; none for an id not held.
+    likeness = held.similarity(query, list(range(size + 3)))
+    assert sorted(likeness) == list(range(1, size + 1))
+    assert all(abs(likeness[i] - exact[i - 1]) < 1e-5 for i in likeness)
 
 
 @settings(max_examples=30, deadline=None)
