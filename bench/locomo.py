@@ -206,11 +206,20 @@ def speakers(conversation: Conversation, keys: dict[str, str]) -> dict[str, str]
     return {key: said[dia_id] for dia_id, key in keys.items()}
 
 
+APPROXIMATE_FROM: int | None = None
+"""The vectors from which the tier's search is approximate (`--semantic-approximate`; None: the
+tier's own threshold, which no LoCoMo home reaches)."""
+
+
 def with_semantic(service: Service, model: str) -> Tier:
     """The semantic tier of `model` for `service`, every item embedded as the daemon's worker
     embeds them (`semantic.worker`)."""
     tier = Tier.of(SemanticConfig(model))
     assert tier is not None
+    if APPROXIMATE_FROM is not None:
+        # Every vector in the lists, none compared exactly beside them: the search measured is
+        # the approximate one alone.
+        tier.held.approximate_from, tier.held.recent = APPROXIMATE_FROM, 0
     after = 0
     while last := worker.embed_pending(service, tier, after):
         after = last
@@ -337,7 +346,17 @@ def main(argv: list[str] | None = None) -> int:
         help="also ask memoryd with the semantic tier of this model (all-MiniLM-L6-v2 when "
         "none is named), in the same run: memoryd+semantic",
     )
+    parser.add_argument(
+        "--semantic-approximate",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --semantic, the tier's search approximate from N vectors (0: always), every "
+        "vector in its lists, as past 200,000 in a daemon",
+    )
     args = parser.parse_args(argv)
+    global APPROXIMATE_FROM
+    APPROXIMATE_FROM = args.semantic_approximate
     modes = [m for m in args.modes.split(",") if m]
     if not modes or any(m not in MODES for m in modes) or args.copies < 1:
         parser.error(f"--modes takes some of {', '.join(MODES)}; --copies at least 1")
