@@ -29,10 +29,15 @@ SLICE = 4_096
 """The rows turned to float32 and compared with the centroids at once."""
 
 
+LISTS = 2.0
+"""The lists made, for each square root of the vectors' count: at the same share of the vectors
+compared, more lists find more of the nearest (decisions.md)."""
+
+
 def lists_for(size: int) -> int:
-    """How many lists `size` vectors are partitioned into: about the square root of their count,
-    so that the centroids and a list cost a query about as much."""
-    return max(1, round(math.sqrt(size)))
+    """How many lists `size` vectors are partitioned into (`LISTS`; never more than the
+    vectors)."""
+    return max(1, min(size, round(LISTS * math.sqrt(size))))
 
 
 Part = tuple[npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.int8]]
