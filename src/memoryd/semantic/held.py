@@ -16,6 +16,7 @@ found at once. Below it, every vector is compared, as a small home always was.
 
 from __future__ import annotations
 
+import mmap
 import threading
 from dataclasses import dataclass, field
 
@@ -151,17 +152,10 @@ class Held:
                 # The partition is made again too: its centroids hold the vectors of items gone.
                 blocks, seq, partition = [], 0, None
             rows = store.since(index, self.model, seq)
-            for start in range(0, len(rows), BLOCK):
-                part = rows[start : start + BLOCK]
-                blocks.append(
-                    _Block(
-                        np.fromiter((r.id for r in part), np.int64, len(part)),
-                        np.fromiter((_CLASS[r.data_class] for r in part), np.int8, len(part)),
-                        np.frombuffer(b"".join(r.vector for r in part), np.int8).reshape(
-                            len(part), self.dimensions
-                        ),
-                    )
-                )
+            blocks += [
+                block(rows[start : start + BLOCK], self.dimensions)
+                for start in range(0, len(rows), BLOCK)
+            ]
             if sum(len(b.ids) < BLOCK for b in blocks) > BLOCKS:
                 blocks = _merged(blocks)
             self._seq = rows[-1].seq if rows else seq
@@ -170,6 +164,27 @@ class Held:
                 partition is None or len(self.now) - len(partition) > self.recent
             ):
                 self.now = partitioned(self.now)
+
+
+def block(rows: list[store.Row], dimensions: int) -> _Block:
+    """The vectors `rows` as one block, in memory of their own (`mapped`)."""
+    vectors = mapped(len(rows), dimensions)
+    vectors[:] = np.frombuffer(b"".join(r.vector for r in rows), np.int8).reshape(vectors.shape)
+    return _Block(
+        np.fromiter((r.id for r in rows), np.int64, len(rows)),
+        np.fromiter((_CLASS[r.data_class] for r in rows), np.int8, len(rows)),
+        vectors,
+    )
+
+
+def mapped(rows: int, dimensions: int) -> npt.NDArray[np.int8]:
+    """An int8 matrix in an anonymous map of its own, given back to the system whole when let
+    go. From the heap, the blocks a partition replaced stayed the process's: glibc keeps freed
+    chunks under 32 MB once a larger one was freed (at 1M vectors, 1,274 MB of RSS against 864
+    read, and 474 against 418 in a process that had freed none; decisions.md)."""
+    if not rows * dimensions:
+        return np.empty((rows, dimensions), dtype=np.int8)
+    return np.frombuffer(mmap.mmap(-1, rows * dimensions), np.int8).reshape(rows, dimensions)
 
 
 def partitioned(held: Snapshot) -> Snapshot:
@@ -272,7 +287,9 @@ def _merged(blocks: list[_Block]) -> list[_Block]:
     small = [b for b in blocks if len(b.ids) < BLOCK]
     ids = np.concatenate([b.ids for b in small])
     classes = np.concatenate([b.classes for b in small])
-    vectors = np.concatenate([b.vectors for b in small])
+    vectors = np.concatenate(
+        [b.vectors for b in small], out=mapped(len(ids), small[0].vectors.shape[1])
+    )
     return full + [
         _Block(ids[s : s + BLOCK], classes[s : s + BLOCK], vectors[s : s + BLOCK])
         for s in range(0, len(ids), BLOCK)
