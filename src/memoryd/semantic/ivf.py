@@ -28,7 +28,6 @@ PROBED = 0.1
 SLICE = 4_096
 """The rows turned to float32 and compared with the centroids at once."""
 
-
 LISTS = 2.0
 """The lists made, for each square root of the vectors' count: at the same share of the vectors
 compared, more lists find more of the nearest (decisions.md)."""
@@ -96,9 +95,9 @@ class Partition:
     trained_on: int
     """How many vectors the centroids were trained for (more than twice as many: trained again)."""
     _sorted_ids: npt.NDArray[np.int64]
-    """The row ids in order: an item's row is found by bisection..."""
+    """The row ids in order, where an item's is found by bisection."""
     _by_id: npt.NDArray[np.int64]
-    """...in the rows taken in that order."""
+    """The row that holds each of `_sorted_ids`."""
 
     @classmethod
     def of(
