@@ -195,7 +195,7 @@ def test_a_final_naming_its_speaker_is_said_by_them(home: Home) -> None:
 def test_a_name_is_held_as_one_word_and_weighed_by_its_idf() -> None:
     query = Query.of(["caroline", "agent", "heron"], ["caroline", "agent", "heron"])
     # The agent answers half the home: no name. Caroline is in 3 items of 100.
-    names = Names(query, {"caroline": 3, "agent": 50}, 100)
+    names = Names(query, {"caroline": 3, "agent": 50}, 100, frozenset(), {})
     assert set(names.words) == {"caroline"}
     said = Hit(1, Item("s:1:user", "memory", "private", "said", "Caroline", AT, "a heron"))
     reply = Hit(2, Item("s:1:reply", "memory", "private", "reply", "agent", AT, "ok"))
@@ -207,3 +207,28 @@ def test_a_name_is_held_as_one_word_and_weighed_by_its_idf() -> None:
         assert got.score == pytest.approx(1.0 + WEIGHT * idf(3, 100))
     unnamed = Scored(other, frozenset({"heron"}), False, 1.0)
     assert names.scored(unnamed) == unnamed
+
+
+def test_a_word_in_lower_case_is_a_name_only_where_the_home_holds_it_more_as_one() -> None:
+    query = Query.of(["will", "caroline", "ferry"], ["will", "caroline", "ferry"])
+    # Will is in 5 items of 100, and "will" is in the texts of 30; Caroline in 3, and in 1 text.
+    found, texts = {"will": 5, "caroline": 3}, {"will": 30, "caroline": 1, "ferry": 4}
+    assert set(Names(query, found, 100, frozenset(), texts).words) == {"caroline"}
+    assert set(Names(query, found, 100, frozenset({"will"}), texts).words) == {
+        "will",
+        "caroline",
+    }
+
+
+def test_a_common_word_that_is_someones_name_names_them_only_written_as_a_name(
+    home: Home,
+) -> None:
+    # Will speaks in the home; "will" is in many more texts than his.
+    for n, person in enumerate(PEOPLE):
+        write_log(home, f"talk-{n}", turn(f"it will rain {n}", "it will", speaker=person))
+    write_log(home, "will", turn("the ferry leaves at noon", "ok", speaker="Will"))
+    write_log(home, "ferry", turn("the ferry will leave at noon", "ok", speaker="Dmitri"))
+    first = _answer(home, "when will the ferry leave")[0]
+    assert "Dmitri said" in first and "the ferry will leave at noon" in first, first
+    named = _answer(home, "what did Will say about the ferry")[0]
+    assert "Will said" in named and "the ferry leaves at noon" in named, named

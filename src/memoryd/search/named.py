@@ -4,7 +4,10 @@ A word of the query is a name when it is a token of some item's speaker or addre
 (`index.speakers`: who said it, and for a reply who it answers), held by at most `SHARE` of the
 items: the owner of a home speaks or is answered in most of it, the agent answers half of it,
 and in a conversation of two people each is in nearly all of it, so their names tell no item
-apart. An item whose speaker or addressee a name of the query is (the person's messages, and
+apart. A word written in lower case is a name only where the home holds it more as one than
+in its texts (`will`, `may`, `mark` are names as `Will`, `May`, `Mark`, words otherwise: a
+model writes a name with its capital, and a query of the word would read that person's items).
+An item whose speaker or addressee a name of the query is (the person's messages, and
 the replies to them) holds that word, for the tiers (`ranking`), as its text would, and gains
 `WEIGHT` times the name's idf in its score, as one occurrence of the word in a short text
 would: the name counts as one word of the query, never more, so an item whose text holds
@@ -75,9 +78,18 @@ class Names:
     """The query's words that name speakers, each with its idf as a name, and the names of the
     items the search reads (`read`)."""
 
-    def __init__(self, query: Query, found: dict[str, int], items: int) -> None:
+    def __init__(
+        self,
+        query: Query,
+        found: dict[str, int],
+        items: int,
+        capitalised: frozenset[str],
+        documents: dict[str, int],
+    ) -> None:
         """The names among `query`'s content words, from how many items each name token is
-        the speaker or addressee of (`found`) out of `items`."""
+        the speaker or addressee of (`found`) out of `items`: those written `capitalised`, and
+        those held as names by more items than their texts are (`documents`, by the stem's
+        first form)."""
         self.query = query
         self.idf: dict[str, float] = {}
         self.words: dict[str, str] = {}
@@ -85,9 +97,10 @@ class Names:
         for s in query.stems:
             if s not in query.content:
                 continue
+            in_text = documents.get(query.forms[s][0], 0)
             for word in query.forms[s]:
                 held = found.get(word, 0)
-                if 0 < held <= SHARE * items:
+                if 0 < held <= SHARE * items and (word in capitalised or held > in_text):
                     self.idf[s] = max(self.idf.get(s, 0.0), idf(held, items))
                     self.words[word] = s
                     self.held += held
@@ -95,13 +108,21 @@ class Names:
         self.heard: dict[int, frozenset[str]] = {}
 
     @classmethod
-    def of(cls, index: Index, query: Query, items: int) -> Names | None:
-        """The query's names in `index`; None when no word of it names a speaker."""
+    def of(
+        cls,
+        index: Index,
+        query: Query,
+        items: int,
+        capitalised: frozenset[str],
+        documents: dict[str, int],
+    ) -> Names | None:
+        """The query's names in `index` (as `Names` reads them); None when no word of it names
+        a speaker."""
         with translated(index.path):
             home = known(index)
         if home.found is None:
             return None
-        names = cls(query, home.found, items)
+        names = cls(query, home.found, items, capitalised, documents)
         if not names.words:
             return None
         names.spelled = [n for n in home.every if names.words.keys() & speakers.name_tokens(n)]

@@ -198,7 +198,9 @@ def _search(
         # to fill `DEPTH` (the lookup and its scoring were half a one-word query's time).
         near = _near(index, best, allowed, hidden) if _distinct(best) < depth else []
         return ranked([ranking(h) for h in best], _scored(near, ranking), 1, k, lift)
-    names = Names.of(index, query, items)
+    # A word written with its capital, as a name is: `Will`, not `will` (`named`).
+    capitalised = frozenset(t for term in found if term[:1].isupper() for t in tokens(term)[:1])
+    names = Names.of(index, query, items, capitalised, documents)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
