@@ -74,6 +74,15 @@ def served(home: Home) -> Service:
     return service
 
 
+def hiking_forgotten(home: Home, service: Service) -> set[int]:
+    """Forget the hiking turn (the last written) and write one about a boiler, which takes its
+    row ids: those ids, whose vectors held are still the hiking turn's."""
+    service.forget(Asked(keys=("s3:1",)))
+    write_log(home, "s4", turn("a note on the boiler", "noted"))
+    service.catch_up()
+    return {h.id for h in service.indexes.index.by_keys(["s4:1:user", "s4:1:reply"])}
+
+
 def vectors(index: Index) -> list[tuple[int, str, bytes]]:
     """Every vector row: the item's row id, the model, the vector's bytes."""
     return index.conn.execute("SELECT id, model, vector FROM vectors ORDER BY id").fetchall()

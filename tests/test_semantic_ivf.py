@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logs import turn, write_log
-from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.labels import DataClass
 from memoryd.semantic import ivf, store, worker
@@ -30,7 +29,7 @@ from memoryd.semantic.held import (
     quantised,
 )
 from memoryd.serve.service import Service
-from test_semantic import TURNS, served
+from test_semantic import TURNS, hiking_forgotten, served
 
 MODEL = "generated"
 DIMS = 24
@@ -231,12 +230,7 @@ def test_a_forgotten_item_is_never_scored_by_its_old_vector_in_the_lists(home: H
     assert tier.held.now.partition is not None and not tier.held.now.blocks
     hiking = TURNS[2][0]
     assert hiking in service.begin_recall("hiking mountains", 5, None)().text
-    service.forget(Asked(keys=("s3:1",)))
-    # The hiking turn's row ids (the last ones) are the new turn's now.
-    write_log(home, "s4", turn("a note on the boiler", "noted"))
-    service.catch_up()
-    index = service.indexes.index
-    gone = {h.id for h in index.by_keys(["s4:1:user", "s4:1:reply"])}
+    gone = hiking_forgotten(home, service)
     assert gone <= set(tier.held.now.partition.ids.tolist())
     assert "boiler" not in service.begin_recall("hiking mountains", 5, None)().text
     worker.held(service, tier)
@@ -244,6 +238,7 @@ def test_a_forgotten_item_is_never_scored_by_its_old_vector_in_the_lists(home: H
     assert partition is not None and not gone & set(partition.ids.tolist())
     assert "boiler" not in service.begin_recall("hiking mountains", 5, None)().text
     worker.embed_pending(service, tier)
+    index = service.indexes.index
     nearest = tier.fusing(index, "a note on the boiler", None, frozenset()).nearest()
     assert gone <= {i for i, _ in nearest[:2]}
     service.close()

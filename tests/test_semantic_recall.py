@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 
 from logs import turn, write_log
 from memoryd import answering
-from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.labels import DataClass
 from memoryd.semantic import models, store, worker
 from memoryd.semantic.held import _CLASS, BLOCK, Snapshot, _Block, _merged, quantised
 from memoryd.semantic.tier import NEAREST
 from memoryd.serve.service import Service
-from test_semantic import ON, TURNS, embedded, served, written
+from test_semantic import ON, TURNS, embedded, hiking_forgotten, served, written
 from test_serve_daemon import Daemon, until
 
 ADOPTION = TURNS[0][0]
@@ -140,13 +139,9 @@ def test_a_recall_reads_no_vector_and_fuses_none_of_an_item_gone(home: Home) -> 
     assert tier is not None
     hiking = TURNS[2][0]
     assert hiking in service.begin_recall("hiking mountains", 5, None)().text
-    service.forget(Asked(keys=("s3:1",)))
-    # The hiking turn's row ids (the last ones) are the new turn's now: the vectors held under
-    # those ids are the hiking turn's, not the boiler's.
-    write_log(home, "s4", turn("a note on the boiler", "noted"))
-    service.catch_up()
+    # The vectors held under the boiler's row ids are the hiking turn's.
+    gone = hiking_forgotten(home, service)
     index = service.indexes.index
-    gone = {h.id for h in index.by_keys(["s4:1:user", "s4:1:reply"])}
     held = tier.held.now
     assert gone <= {int(i) for block in held.blocks for i in block.ids}
     tier.due.clear()
