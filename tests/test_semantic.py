@@ -28,6 +28,7 @@ from memoryd.forget.run import Asked
 from memoryd.home import Home
 from memoryd.index.db import Index
 from memoryd.labels import DataClass
+from memoryd.memory.journal import Op
 from memoryd.semantic import fusion, models, store, worker
 from memoryd.semantic.held import Held, quantised
 from memoryd.serve.service import Service
@@ -485,4 +486,19 @@ def test_held_vectors_are_read_again_when_some_are_deleted(home: Home) -> None:
     assert len(held) == 5
     asked = np.zeros(384, dtype=np.float32)
     assert len(held.now.nearest(asked, 20, None)) == 5
+    service.close()
+
+
+def test_an_edit_and_an_append_wake_the_tier_for_what_they_indexed(home: Home) -> None:
+    service = served(home)
+    tier = service.semantic
+    assert tier is not None
+    tier.due.clear()
+    service.edit(Op.ADD, "notes.md", "the owner sails in winter", "", None)
+    service.edit(Op.REMOVE, "notes.md", "", "sails in winter", None)
+    assert tier.due.is_set()  # the dropped entry waits for its vector
+    tier.due.clear()
+    service.append("s9", turn("the mooring fee is due in March", "noted"))
+    assert tier.due.is_set()
+    assert embedded(service) == service.indexes.index.count()
     service.close()

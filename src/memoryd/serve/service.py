@@ -169,6 +169,11 @@ class Service:
                 index()
         except MemorydError as e:
             log.warning("%s is written; indexing it waits for the next catch-up: %s", what, e)
+            return
+        if self.semantic is not None:
+            # Its items wait for their vectors: a dropped entry, which no watcher's catch-up
+            # indexes again, waited for the worker's next look (`worker.IDLE`, 30 s).
+            self.semantic.due.set()
 
     def catch_up(self, sessions: Iterable[str] | None = None) -> None:
         """Index the turns written since the last catch-up, in every session or in `sessions`
