@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -502,3 +503,40 @@ def test_an_edit_and_an_append_wake_the_tier_for_what_they_indexed(home: Home) -
     assert tier.due.is_set()
     assert embedded(service) == service.indexes.index.count()
     service.close()
+
+
+def test_the_waiting_worker_embeds_what_another_process_indexed(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `memoryd memory` beside the daemon indexes its own edit and tells no catch-up: only the
+    # index's change can wake the worker, long before its look unwoken.
+    monkeypatch.setattr(worker, "IDLE", 600.0)
+    service = served(home)
+    tier = service.semantic
+    assert tier is not None
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(service, tier, stop), daemon=True)
+    thread.start()
+    try:
+        env = {**os.environ, "MEMORYD_HOME": str(home.root)}
+        for args in (
+            ("add", "notes.md", "the owner sails in winter"),
+            ("remove", "notes.md", "sails"),
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "memoryd", "memory", *args],
+                capture_output=True, text=True, env=env, timeout=120,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+
+        def caught_up() -> bool:
+            with service.indexes.guarded():
+                index = service.indexes.index
+                return store.embedded(index, tier.model.name) == index.count()
+
+        assert until(caught_up, 120)
+    finally:
+        stop.set()
+        tier.due.set()
+        thread.join(60)
+        service.close()

@@ -16,6 +16,7 @@ import os
 import threading
 
 from memoryd.errors import MemorydError
+from memoryd.index.store import version
 from memoryd.semantic import store
 from memoryd.semantic.tier import Tier
 from memoryd.serve.service import Service
@@ -27,6 +28,10 @@ BATCH = 64
 
 IDLE = 30.0
 """How long the worker waits with nothing to embed before it looks again unwoken, in seconds."""
+
+LOOK = 1.0
+"""How often the waiting worker asks whether another process wrote the index (`memoryd memory`
+beside the daemon indexes its own edit, and tells no catch-up), in seconds."""
 
 NICE = 10
 """How much lower the worker's priority is than the daemon's other threads (Linux)."""
@@ -106,7 +111,21 @@ def run(service: Service, tier: Tier, stop: threading.Event) -> None:
             log.warning("embedding: %s", e)
         except Exception:  # the worker must outlive a bug in one batch
             log.exception("embedding failed")
-        tier.due.wait(IDLE)
+        idle(service, tier, stop)
+
+
+def idle(service: Service, tier: Tier, stop: threading.Event) -> None:
+    """Wait until a catch-up wakes the worker (`Tier.due`), another connection writes the index
+    (`store.version`: a PRAGMA each `LOOK`), `IDLE` passes or `stop` is set."""
+    seen = _version(service)
+    for _ in range(max(1, round(IDLE / LOOK))):
+        if tier.due.wait(LOOK) or stop.is_set() or _version(service) != seen:
+            return
+
+
+def _version(service: Service) -> tuple[int, int]:
+    with service.indexes.guarded():
+        return version(service.indexes.index.conn)
 
 
 def waiting(service: Service, tier: Tier) -> bool:
