@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import threading
 
 from memoryd.errors import MemorydError
@@ -123,9 +124,14 @@ def idle(service: Service, tier: Tier, stop: threading.Event) -> None:
             return
 
 
-def _version(service: Service) -> tuple[int, int]:
-    with service.indexes.guarded():
-        return version(service.indexes.index.conn)
+def _version(service: Service) -> tuple[int, int] | None:
+    # None when the index cannot be read now (a reindex's swap, damage): the loop's own look
+    # says why, and the worker must not end on it.
+    try:
+        with service.indexes.guarded():
+            return version(service.indexes.index.conn)
+    except (MemorydError, sqlite3.Error):
+        return None
 
 
 def waiting(service: Service, tier: Tier) -> bool:
