@@ -92,7 +92,7 @@ class Snapshot:
         ceiling = None if highest in (None, max(DataClass)) else _CLASS[highest.value]
         left_out = np.fromiter(hidden, np.int64, len(hidden))
         found = [
-            _best(b.ids, b.classes, _scores(b.vectors, query), n, ceiling, left_out)
+            _best(b.ids, _scores(b.vectors, query), n, _shown(b.ids, b.classes, ceiling, left_out))
             for b in self.blocks
         ]
         if self.partition is not None:
@@ -223,15 +223,12 @@ def _shown(
 
 def _best(
     ids: npt.NDArray[np.int64],
-    classes: npt.NDArray[np.int8],
     scores: npt.NDArray[np.float32],
     n: int,
-    ceiling: int | None,
-    left_out: npt.NDArray[np.int64],
+    shown: npt.NDArray[np.bool_] | None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """The (at most) `n` best of the rows scored that a recall may show (`_shown`), in no
-    order."""
-    shown = _shown(ids, classes, ceiling, left_out)
+    """The (at most) `n` best of the rows scored that a recall may show (`shown`, as `_shown`
+    gives it), in no order."""
     if shown is not None:
         scores[~shown] = -np.inf
     take = min(n, len(scores))
@@ -251,21 +248,25 @@ def _probed(
     twice as many lists, and so on, while fewer than `n` of them may be shown."""
     order = partition.probed(query)
     ids: list[npt.NDArray[np.int64]] = []
-    classes: list[npt.NDArray[np.int8]] = []
     scores: list[npt.NDArray[np.float32]] = []
+    # Each list's mask, made once: it counts the rows that may be shown, then hides the others.
+    masks: list[npt.NDArray[np.bool_]] = []
     done, upto, allowed = 0, ivf.probes(len(order)), 0
     while done < len(order) and allowed < n:
         for at in order[done:upto]:
             start, end = partition.starts[at], partition.starts[at + 1]
             ids.append(partition.ids[start:end])
-            classes.append(partition.classes[start:end])
             scores.append(_scores(partition.vectors[start:end], query))
-            shown = _shown(ids[-1], classes[-1], ceiling, left_out)
-            allowed += end - start if shown is None else int(np.count_nonzero(shown))
+            shown = _shown(ids[-1], partition.classes[start:end], ceiling, left_out)
+            if shown is None:
+                allowed += end - start
+            else:
+                masks.append(shown)
+                allowed += int(np.count_nonzero(shown))
         done, upto = upto, 2 * upto
-    return _best(
-        np.concatenate(ids), np.concatenate(classes), np.concatenate(scores), n, ceiling, left_out
-    )
+    # `_shown` gives None for every list or for none (it depends on the recall alone).
+    mask = np.concatenate(masks) if masks else None
+    return _best(np.concatenate(ids), np.concatenate(scores), n, mask)
 
 
 def _scores(
