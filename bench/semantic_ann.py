@@ -30,18 +30,13 @@ import queries
 from memoryd.config import SemanticConfig
 from memoryd.semantic import ivf
 from memoryd.semantic.encoder import Encoder
-from memoryd.semantic.held import BLOCK, Snapshot, _Block, quantised
+from memoryd.semantic.held import BLOCK, Snapshot, _Block, partitioned, quantised
 from memoryd.semantic.tier import Tier
 from memoryd.semantic.worker import said
+from semantic import percentile
 
 PART = 2_000
 K = 20
-
-
-def percentile(values: list[float], share: float) -> float:
-    """The value below which `share` of `values` fall (nearest rank), in ms."""
-    ordered = sorted(values)
-    return 1000 * ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def real(cache: Path, encoder: Encoder, count: int) -> tuple[np.ndarray, float | None]:
@@ -100,13 +95,11 @@ def snapshot(rounded: np.ndarray) -> Snapshot:
     )
 
 
-def partitioned(held: Snapshot, lists: int) -> tuple[Snapshot, float]:
-    """`held` in `lists` lists, and the seconds the partition took to make."""
-    parts = [(b.ids, b.classes, b.vectors) for b in held.blocks]
+def timed_partition(held: Snapshot) -> tuple[Snapshot, float]:
+    """`held` partitioned as the worker does it (`held.partitioned`), and the seconds it took."""
     started = time.perf_counter()
-    centroids = ivf.trained(parts, lists)
-    made = ivf.Partition.of(centroids, len(held), parts, [None] * len(parts))
-    return Snapshot(None, (), made), time.perf_counter() - started
+    made = partitioned(held)
+    return made, time.perf_counter() - started
 
 
 def compared(
@@ -170,7 +163,7 @@ def main() -> None:
     probed = [float(p) for p in args.probed.split(",")]
     for size in sorted({min(50_000, len(vectors)), len(vectors)}):
         part = snapshot(rounded(vectors[:size]))
-        approximate, took = partitioned(part, ivf.lists_for(size))
+        approximate, took = timed_partition(part)
         print(f"real, {size} vectors, {ivf.lists_for(size)} lists, made in {took:.1f} s")
         for p in probed:
             ivf.PROBED = p
@@ -187,7 +180,7 @@ def main() -> None:
         many[len(vectors) + start : len(vectors) + start + len(part)] = rounded(noisy)
     held = snapshot(many)
     before = rss()
-    approximate, took = partitioned(held, ivf.lists_for(args.size))
+    approximate, took = timed_partition(held)
     print(
         f"{args.size} vectors ({len(vectors)} real, the rest perturbed copies): "
         f"{ivf.lists_for(args.size)} lists made in {took:.1f} s; RSS (now, peak) before "
