@@ -212,6 +212,25 @@ def test_both_ways_of_reading_the_first_part_rank_alike_every_term_rows_first(
         assert sum(first) == min(len(holding_every), 12), query
 
 
+def test_an_and_holding_function_words_ranks_alike_read_here_or_by_fts5(
+    home: Home, index: Index
+) -> None:
+    # The items holding every word, function words too, are found first, and which of them
+    # were found depended on the cost: read here a function word weighed a tenth, in FTS5 as
+    # much as FTS5 weighs it. Thirty items say the content word thrice and the function words
+    # once, thirty the content word once and the function words thrice: more than `DEPTH`.
+    for n in range(30):
+        write_log(home, f"content{n}", turn(f"otter otter otter the and u{n}", "-"))
+        write_log(home, f"function{n}", turn(f"otter the the the and and and v{n}", "-"))
+    for n in range(200):
+        write_log(home, f"other{n}", turn(f"walrus kayak x{n}", "-"))
+    catch_up(index, home.sessions, Names("agent", "owner"))
+    found = terms("the otter and")
+    here = search(index, found, 12, floor=10**9, costs=READ_HERE)
+    by_fts5 = search(index, found, 12, floor=10**9, costs=RANKED_BY_FTS5)
+    assert [h.id for h in here] == [h.id for h in by_fts5]
+
+
 def test_the_second_part_leaves_common_terms_out_of_its_match_and_its_scores(
     home: Home, index: Index
 ) -> None:

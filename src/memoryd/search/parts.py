@@ -4,7 +4,8 @@ The query reaches SQLite only as terms (runs of alphanumeric characters), each d
 no FTS5 operator the model writes is ever parsed; the only operators are the ones built here
 (`expressions`).
 
-1. The items holding every term, by bm25.
+1. The items holding every term, by bm25 (found by FTS5's, the function words too weighing what
+   they weigh there; ranked as every candidate is).
 2. If fewer than `DEPTH` did, with three terms or more, the items holding all of them but one (a
    known item asked with one word it does not hold), by bm25. A term held by a large share of
    the items (its idf is small) is common: an AND of common terms only is left out of this part
@@ -47,7 +48,7 @@ from memoryd.search.named import Names
 from memoryd.search.ranking import Query, Scored, neighbours, ranked, scored
 from memoryd.search.tally import Tallies
 from memoryd.search.weights import Weights
-from memoryd.text.stopwords import content
+from memoryd.text.stopwords import STOP_WORDS, content
 
 COMMON_SHARE = 0.01
 """A term held by more than this share of the items is common (and by more than the floor)."""
@@ -80,15 +81,24 @@ class Costs:
     and 8-word queries read at 100k items, reading here won from about 100 postings a row
     (FTS5 reads about 25 ns a posting and scores 1.5 us a row; here 2 to 6 us a row, more for
     long texts), and 130 kept the ANDs of function words whose rows are long texts in FTS5.
-    At most `scored` rows are read.
+    An AND holding a function word costs `function_words` times as many postings a row: its
+    rows are most often long texts (the bench's 30 such ANDs of 21 to 810 rows at 100k, each
+    ranked both ways with the same answer, warm: FTS5 was faster up to 540 postings a row,
+    even at 630, slower at 720). At most `scored` rows are read.
     """
 
     postings_per_row: int = 130
     scored: int = 2_000
+    function_words: int = 5
 
     def rows(self, postings: int) -> int:
         """The most rows read here in place of FTS5 reading `postings` postings."""
         return min(self.scored, postings // self.postings_per_row)
+
+    def rows_with_function_words(self, postings: int) -> int:
+        """`rows` for an AND holding function words, whose rows cost `function_words` times
+        as much to read here: a text holding several function words is most often a long one."""
+        return self.rows(postings // self.function_words)
 
 
 COSTS = Costs()
@@ -205,10 +215,13 @@ def _search(
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
         # content word is common: when they fill `DEPTH`, no common word's rows are all
-        # ranked.
+        # ranked. They are found by FTS5's own bm25 (a function word weighing what it does
+        # there), read here or by FTS5: found with function words weighing less here, which
+        # items a query was shown depended on how many held its words.
         everything = query.words(query.stems)
+        plain = {s: idf(documents[query.forms[s][0]], items) for s in query.stems}
         candidates = _every(
-            index, everything, Weights(idf_of, average, tallies), documents, depth, costs, classes
+            index, everything, Weights(plain, average, tallies), documents, depth, costs, classes
         )
     weights = Weights({s: idf_of[s] for s in about}, average, tallies)
     if _distinct(candidates) < depth:
@@ -291,7 +304,11 @@ def _every(
     costs: Costs,
     classes: Classes = None,
 ) -> list[Hit]:
-    budget = costs.rows(sum(documents[w] for w in words))
+    postings = sum(documents[w] for w in words)
+    if STOP_WORDS.isdisjoint(words):
+        budget = costs.rows(postings)
+    else:
+        budget = costs.rows_with_function_words(postings)
     return every_term(index, words, weights, budget, pool, classes)
 
 
