@@ -198,21 +198,21 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
     from memoryd.honcho import status as honcho_status
     from memoryd.index.db import Index
     from memoryd.indexed import indexed
-    from memoryd.status import MemoryDamage, summary
+    from memoryd.status import MemoryDamage, Sessions, sessions, summary
 
-    def read(home: Home, index: Index) -> tuple[Home, dict[str, Any], int, dict[str, Any] | None]:
+    def read(home: Home, index: Index) -> tuple[Home, Sessions, int, dict[str, Any] | None]:
         semantic = config_file.load(home.config).semantic
         if semantic is None:
-            return home, index.log_states(), index.count(), None
+            return home, sessions(index), index.count(), None
         from memoryd.semantic.tier import counted
 
-        return home, index.log_states(), index.count(), counted(semantic, index)
+        return home, sessions(index), index.count(), counted(semantic, index)
 
     found = opened(home_dir)
-    home, states, items, semantic = indexed(
+    home, known, items, semantic = indexed(
         found, serves(found), read, lambda index: index.check(deep)
     )
-    status = summary(home, states, items, MemoryDamage())
+    status = summary(home, known, items, MemoryDamage())
     if semantic is not None:
         status["semantic"] = semantic
     if as_json:
@@ -220,7 +220,7 @@ def status_command(as_json: bool, deep: bool, home_dir: str | None) -> None:
         return
     damaged, linked = status["damaged"], status["links"]
     click.echo(f"home      {home.root}")
-    click.echo(f"sessions  {len(states)}")
+    click.echo(f"sessions  {status['sessions']}")
     click.echo(f"turns     {status['turns']} finished")
     click.echo(f"items     {items}")
     click.echo(f"index     {status['index_bytes'] / 1e6:.1f} MB")

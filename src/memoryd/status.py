@@ -6,6 +6,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from memoryd.errors import JournalError, MemorydError
 from memoryd.forget import record
 from memoryd.home import Home, open_private, shown_links
 from memoryd.honcho import status as honcho_status
-from memoryd.index.items import LogState
+from memoryd.index.db import Index
 from memoryd.memory.damage import Verdict, identity, loads, to_json, verdict, waits
 from memoryd.memory.files import Memory, shown_name
 
@@ -25,6 +26,30 @@ from (`memory.damage.to_json`: line numbers and problems, never a line's content
 
 _KEPT_MAX = 1 << 20
 """The longest verdict file read, in bytes: a longer one was not written by memoryd."""
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """What status reports of the sessions the index read: how many, their finished turns, and
+    each damaged one's problem, in the order the index last read them (`logs`' rowid)."""
+
+    count: int
+    finished: int
+    damaged: dict[str, str]
+
+
+def sessions(index: Index) -> Sessions:
+    """The index's `Sessions`, counted and summed by SQLite: at 53,588 sessions 15 ms (the plain
+    `SELECT count(*)` 12), where reading every session's row (`Index.log_states`) took 200."""
+    count, finished = index.conn.execute(
+        "SELECT count(*), coalesce(sum(finished), 0) FROM logs"
+    ).fetchone()
+    damaged = index.conn.execute(
+        # `+rowid`: the few damaged rows found by `logs_damaged` and sorted, not every row
+        # scanned in its order.
+        "SELECT session, damage FROM logs WHERE damage IS NOT NULL AND damage != '' ORDER BY +rowid"
+    ).fetchall()
+    return Sessions(int(count), int(finished), dict(damaged))
 
 
 class MemoryDamage:
@@ -156,12 +181,10 @@ def _forgotten_message(path: Path, found: list[tuple[int, str, bool]]) -> str | 
     )
 
 
-def summary(
-    home: Home, states: dict[str, LogState], items: int, damaged: MemoryDamage
-) -> dict[str, Any]:
+def summary(home: Home, read: Sessions, items: int, damaged: MemoryDamage) -> dict[str, Any]:
     """The home's sessions, turns, items, index size, damaged logs, the connectors' damaged
     transcript lines, the damaged lines of the journal and forgotten.jsonl, links not followed,
-    what was forgotten and Honcho sync, from the index's read states and item count."""
+    what was forgotten and Honcho sync, from the index's sessions and item count."""
     size = sum(
         p.stat().st_size
         for p in (home.index, home.index.with_name(home.index.name + "-wal"))
@@ -170,11 +193,11 @@ def summary(
     config = config_file.load(home.config)
     return {
         "home": str(home.root),
-        "sessions": len(states),
-        "turns": sum(s.finished for s in states.values()),
+        "sessions": read.count,
+        "turns": read.finished,
         "items": items,
         "index_bytes": size,
-        "damaged": {s.session: s.damage for s in states.values() if s.damage},
+        "damaged": read.damaged,
         "connect": damage(home.memory),
         "memory_damaged": damaged.report(
             Memory(home.memory, home.root / "memoryd.lock", home.sessions, config.files)

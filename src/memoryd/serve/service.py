@@ -47,7 +47,7 @@ from memoryd.serve.append import append_lines, checked
 from memoryd.serve.footprint import Ready
 from memoryd.serve.indexes import Indexes
 from memoryd.serve.memory_files import memory_files
-from memoryd.status import MemoryDamage, summary
+from memoryd.status import MemoryDamage, sessions, summary
 from memoryd.text.session_ids import SESSION_RULE, is_session_id
 
 if TYPE_CHECKING:
@@ -304,7 +304,7 @@ class Service:
         reindex's progress."""
         with self.indexes.guarded():
             index = self.indexes.index
-            found = summary(self.home, index.log_states(), index.count(), self.damaged)
+            found = summary(self.home, sessions(index), index.count(), self.damaged)
             progress = self.indexes.progress
             if self.semantic is not None:
                 found["semantic"] = self.semantic.status(index)
