@@ -25,7 +25,7 @@ from typing import NamedTuple
 from memoryd.index import speakers, store
 from memoryd.index.db import Classes, Index
 from memoryd.index.items import Hit
-from memoryd.index.relevance import idf
+from memoryd.index.relevance import idf, tokens
 from memoryd.index.store import translated
 from memoryd.search.expressions import some
 from memoryd.search.ranking import Query, Scored
@@ -58,6 +58,13 @@ class Known(NamedTuple):
 _KNOWN: weakref.WeakKeyDictionary[Index, Known] = weakref.WeakKeyDictionary()
 """Each open index's names, read again once it changed: reading them and counting their tokens
 was 25 us of every search of more than one word (3 us to tell it changed)."""
+
+
+def capitalised(terms: Iterable[str]) -> frozenset[str]:
+    """The first token of each term written with its capital, as a name is (`Will`, not
+    `will`): a first letter in upper case, or in title case (`ǅemal`, `ǈuba`: the capital of a
+    digraph is neither upper nor lower case)."""
+    return frozenset(t for term in terms if term[:1].istitle() for t in tokens(term)[:1])
 
 
 def known(index: Index) -> Known:

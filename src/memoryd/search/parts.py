@@ -44,7 +44,7 @@ from memoryd.index.relevance import fold, idf, tokens
 from memoryd.labels import DataClass
 from memoryd.search import merged
 from memoryd.search.expressions import every, most_of, some
-from memoryd.search.named import Names
+from memoryd.search.named import Names, capitalised
 from memoryd.search.ranking import Query, Scored, neighbours, ranked, scored
 from memoryd.search.tally import Tallies
 from memoryd.search.weights import Weights
@@ -208,9 +208,7 @@ def _search(
         # to fill `DEPTH` (the lookup and its scoring were half a one-word query's time).
         near = _near(index, best, allowed, hidden) if _distinct(best) < depth else []
         return ranked([ranking(h) for h in best], _scored(near, ranking), 1, k, lift)
-    # A word written with its capital, as a name is: `Will`, not `will` (`named`).
-    capitalised = frozenset(t for term in found if term[:1].isupper() for t in tokens(term)[:1])
-    names = Names.of(index, query, items, capitalised, documents)
+    names = Names.of(index, query, items, capitalised(found), documents)
     candidates: list[Hit] = []
     if len(about) < len(query.stems):
         # The items holding the function words too come first, and are far fewer when a
