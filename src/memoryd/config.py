@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,10 @@ def _connect(table: Any, path: Path) -> dict[str, frozenset[str]]:
 SEMANTIC_MODEL = "all-MiniLM-L6-v2"
 """The model the semantic tier runs when `[semantic]` names none."""
 
+_UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+"""The Unicode categories no shown value holds: controls, format characters (bidi, zero-width),
+surrogates, private and unassigned code points, line and paragraph separators."""
+
 
 def _semantic(table: Any, path: Path) -> SemanticConfig | None:
     """`[semantic]`: `enabled` (false by default) and `model`, a name or a folder's path."""
@@ -263,6 +268,14 @@ def _semantic(table: Any, path: Path) -> SemanticConfig | None:
         raise ConfigError(
             f'{where}: model is a supported model\'s name, like model = "{SEMANTIC_MODEL}", or '
             "the path of a folder holding a sentence-transformers model"
+        )
+    if any(unicodedata.category(c) in _UNSHOWN for c in model):
+        # Status and the daemon's refusals show the model as written: a line break there would
+        # start a line of its own, an escape would drive the terminal.
+        raise ConfigError(
+            f"{where}: model holds a control or format character (a line break, a tab, an "
+            "escape, a bidi or zero-width mark): write the name or the folder's path as plain "
+            f'text, like model = "{SEMANTIC_MODEL}"'
         )
     return SemanticConfig(model.strip()) if enabled else None
 
