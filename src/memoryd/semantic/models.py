@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memoryd.errors import SemanticError
 from memoryd.semantic import split
+from memoryd.text import boundary
 
 EXTRA = "pip install 'memoryd[semantic]'"
 """What installs the tier's runtime (numpy, tokenizers)."""
@@ -134,8 +135,10 @@ def _checked(folder: Path, said: str) -> Path:
             f"[semantic] model {said}: {folder / FILES[0]} is not JSON ({e})"
         ) from e
     if kind not in KINDS:
+        # The file's value, shown as a name is: it may hold anything.
+        shown = boundary.name(str(kind))
         raise SemanticError(
-            f"[semantic] model {said}: its config.json says model_type {kind!r}; the tier runs "
+            f"[semantic] model {said}: its config.json says model_type {shown!r}; the tier runs "
             f"{' and '.join(KINDS)} encoders (all-MiniLM-L6-v2, all-mpnet-base-v2 and their kin)"
         )
     return folder

@@ -37,6 +37,9 @@ beside the daemon indexes its own edit, and tells no catch-up), in seconds."""
 NICE = 10
 """How much lower the worker's priority is than the daemon's other threads (Linux)."""
 
+ERROR = 1000
+"""The most characters of why the model could not be loaded that status shows."""
+
 log = logging.getLogger("memoryd.semantic")
 
 
@@ -93,7 +96,10 @@ def run(service: Service, tier: Tier, stop: threading.Event) -> None:
         if gone:
             log.info("the semantic model changed: %d items are embedded again", gone)
     except Exception as e:  # status reports why; recall stays lexical
-        tier.error = f"the model {tier.model.name} could not be loaded: {e}"
+        # What the model's files made the loader say (a tensor's name, a tokenizer's unknown
+        # value) is theirs: one line, no control character, no secret, as status shows it.
+        said = f"the model {tier.model.name} could not be loaded: {e}"
+        tier.error = boundary.name(said, ERROR)
         log.warning("%s", tier.error)
         return
     after = 0
