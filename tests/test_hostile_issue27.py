@@ -89,7 +89,8 @@ def test_a_name_whose_capital_is_a_title_case_letter_names_its_speaker(
 
 @settings(max_examples=300)
 @given(
-    first=st.characters(categories=("Lu", "Lt", "Ll")),
+    # Title case apart: 31 letters of thousands, drawn as often as the others.
+    first=st.one_of(st.characters(categories=("Lt",)), st.characters(categories=("Lu", "Ll"))),
     rest=st.text(st.characters(categories=("Ll",)), max_size=6),
 )
 def test_a_word_is_written_with_its_capital_when_its_first_letter_is_upper_or_title_case(
