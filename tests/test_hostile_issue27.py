@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from logs import AT, turn, write_log
 from memoryd import config as config_file
+from memoryd.connect.commands import HOSTS
 from memoryd.errors import ConfigError
 from memoryd.home import Home
 from memoryd.index.db import Index
@@ -43,6 +44,7 @@ from memoryd.serve.service import Service
 from memoryd.text import time_rules
 from memoryd.text import times as time_text
 from memoryd.text.time_words import LEAD
+from test_connect import cc_path, connect
 from test_hostile import (
     FORGES,
     HEADER,
@@ -55,6 +57,7 @@ from test_hostile import (
 )
 from test_semantic import SRC, embedded
 from test_semantic_mpnet import FIXTURE
+from transcripts import Claude, at, write
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 NAMES = Names("boxmaker", "kyle")
@@ -142,6 +145,34 @@ def test_a_waiting_message_is_hidden_from_its_own_session_alone_whatever_the_oth
 
     assert "s1:2:user" not in shown("s1")
     assert "s1:2:user" in shown(other)
+
+
+def test_a_hosts_session_is_every_one_of_its_conversations_each_answering_its_own_turn(
+    home: Home, index: Index, tmp_path: Path
+) -> None:
+    # The host's model recalls as `claude-code` (its MCP entry); a pass of the connector
+    # (`--follow`, another conversation's Stop hook) writes a prompt its model still answers.
+    root = tmp_path / "claude"
+    asked = "Where is the kayak moored this winter?"
+    write(cc_path(root), [Claude().prompt(asked, 1)])
+    write(cc_path(root, "odd name"), [Claude("odd name").prompt(f"{asked} (odd)", 1)])
+    write_log(home, "kayak-1", [{"type": "user", "text": f"{asked} (loop)", "at": at(1)}])
+    host = next(h for h in HOSTS if h.name == "claude-code")
+    assert connect(home, host, root).prompts == 2
+    catch_up(index, home.sessions, NAMES)
+    conversations = {s for s in index.log_states() if s.startswith("claude-code")}
+    assert any(s.startswith("claude-code.h-") for s in conversations), conversations
+    said = datetime.fromisoformat(at(11))
+
+    def shown(session: str | None, now: datetime = said) -> set[str]:
+        found = local(index, "kayak moored winter", 10, session, now, home.recalls)
+        return {hit.item.text for hit in found.hits}
+
+    every = {asked, f"{asked} (odd)", f"{asked} (loop)"}
+    assert shown("claude-code") == {f"{asked} (loop)"}
+    # Another host, a loop's session named like a conversation, the CLI: not the host's own.
+    assert shown("codex") == shown("kayak") == shown(None) == every
+    assert shown("claude-code", said + timedelta(hours=1)) == every
 
 
 # --- time words -----------------------------------------------------------------------------
@@ -240,8 +271,8 @@ def test_time_words_are_read_in_work_linear_in_the_words_at_any_moment(
     ],
 )
 def test_recall_answers_hostile_time_words_at_the_ends_of_time(home: Home, now: datetime) -> None:
-    for n, at in enumerate(["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", AT]):
-        write_log(home, f"s{n}", turn("I painted the sunrise yesterday", "last week", at=at))
+    for n, said in enumerate(["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", AT]):
+        write_log(home, f"s{n}", turn("I painted the sunrise yesterday", "last week", at=said))
     queries = [
         "when did I paint the sunrise",
         "sunrise in May 99999999",
