@@ -44,7 +44,7 @@ from memoryd.serve.service import Service
 from memoryd.text import time_rules
 from memoryd.text import times as time_text
 from memoryd.text.time_words import LEAD
-from test_connect import cc_path, connect
+from test_connect import cc_path, codex_path, connect
 from test_hostile import (
     FORGES,
     HEADER,
@@ -57,7 +57,7 @@ from test_hostile import (
 )
 from test_semantic import SRC, embedded
 from test_semantic_mpnet import FIXTURE
-from transcripts import Claude, at, write
+from transcripts import Claude, Codex, at, write
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 NAMES = Names("boxmaker", "kyle")
@@ -156,9 +156,12 @@ def test_a_hosts_session_is_every_one_of_its_conversations_each_answering_its_ow
     asked = "Where is the kayak moored this winter?"
     write(cc_path(root), [Claude().prompt(asked, 1)])
     write(cc_path(root, "odd name"), [Claude("odd name").prompt(f"{asked} (odd)", 1)])
+    rollouts = tmp_path / "codex"
+    x = Codex()
+    write(codex_path(rollouts), [x.meta(), *x.prompt(f"{asked} (codex)", 1)])
     write_log(home, "kayak-1", [{"type": "user", "text": f"{asked} (loop)", "at": at(1)}])
-    host = next(h for h in HOSTS if h.name == "claude-code")
-    assert connect(home, host, root).prompts == 2
+    for host, folder in zip(HOSTS, (root, rollouts), strict=True):
+        assert connect(home, host, folder).prompts == (2 if host.name == "claude-code" else 1)
     catch_up(index, home.sessions, NAMES)
     conversations = {s for s in index.log_states() if s.startswith("claude-code")}
     assert any(s.startswith("claude-code.h-") for s in conversations), conversations
@@ -168,10 +171,12 @@ def test_a_hosts_session_is_every_one_of_its_conversations_each_answering_its_ow
         found = local(index, "kayak moored winter", 10, session, now, home.recalls)
         return {hit.item.text for hit in found.hits}
 
-    every = {asked, f"{asked} (odd)", f"{asked} (loop)"}
-    assert shown("claude-code") == {f"{asked} (loop)"}
-    # Another host, a loop's session named like a conversation, the CLI: not the host's own.
-    assert shown("codex") == shown("kayak") == shown(None) == every
+    claude = {asked, f"{asked} (odd)"}
+    every = {*claude, f"{asked} (codex)", f"{asked} (loop)"}
+    assert shown("claude-code") == every - claude
+    assert shown("codex") == every - {f"{asked} (codex)"}
+    # A loop's session named like a conversation, the CLI: not a host's own.
+    assert shown("kayak") == shown(None) == every
     assert shown("claude-code", said + timedelta(hours=1)) == every
 
 
