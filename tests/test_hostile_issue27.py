@@ -4,7 +4,9 @@ time words, the semantic tier's config and status.
 - A name whose capital is a title-case letter (`ǅemal`: the capital of a digraph, neither upper
   nor lower case) is written as a name is, so a query naming the person prefers their items.
 - A message waiting for its reply is hidden from its own session alone, whichever session is
-  named like it (in another case, with one more character).
+  named like it (in another case, with one more character); a connected host's session
+  (`claude-code`, `codex`, its model's) is every one of the host's conversations, so the prompt
+  each is answering is hidden from it.
 - Time words read in work linear in the words, at any moment datetime holds, and recall still
   answers.
 - `[semantic] model` holding a control or format character is refused, naming the key; what a
