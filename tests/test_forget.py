@@ -273,7 +273,9 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
     home: Home,
 ) -> None:
     log = write_log(home, "s1", turn("hello there", "hi"))
-    write_log(home, "s1", turn("the alarm code is glimmerfox 4417", "I will keep it safe"))
+    # Eight digits, one token: a shorter number turned up by chance in the recall log's
+    # microseconds (`4417`).
+    write_log(home, "s1", turn("the alarm code is glimmerfox 44170392", "I will keep it safe"))
     write_log(home, "s1", turn("my ssn is quillbrook 123-45-6789", "noted quillbrook"))
     write_log(home, "s1", turn("the vortexlime tasted odd", "a vortexlime indeed"))
     write_log(home, "s2", turn("all about marrowdent", "marrowdent it is") + turn("more", "yes"))
@@ -283,11 +285,11 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
     edit(memory, Request(Op.ADD, "notes.md", text="likes tea"), OWNER, now())
     # Copies a crash left: a reindex killed half-way, a damaged index set aside, a journal
     # replace killed before its rename. Each holds the text too.
-    (home.memory / "index.sqlite.new").write_text("the alarm code is glimmerfox 4417")
+    (home.memory / "index.sqlite.new").write_text("the alarm code is glimmerfox 44170392")
     (home.memory / "index.sqlite.new-wal").write_text("my ssn is quillbrook 123-45-6789")
     (home.memory / "index.sqlite.damaged").write_text("all about marrowdent")
     (home.memory / ".journal.jsonl.tmp").write_text("my ssn is quillbrook 123-45-6789")
-    (home.memory / ".notes.md.tmp").write_text("the alarm code is glimmerfox 4417")
+    (home.memory / ".notes.md.tmp").write_text("the alarm code is glimmerfox 44170392")
     daemon = Daemon(home)
     try:
         daemon.wait_ready()
@@ -297,7 +299,7 @@ def test_forget_through_the_daemon_leaves_no_byte_of_the_text_while_a_loop_appen
                 assert word in found, (word, found)
             with Loop(log) as loop:
                 for args, words in (
-                    (("s1:2:user",), ("glimmerfox", "4417")),
+                    (("s1:2:user",), ("glimmerfox", "44170392")),
                     (("s1:3",), ("quillbrook", "123-45-6789")),
                     (("s2",), ("marrowdent",)),
                     (("--entry", "notes.md", "tundrapike"), ("tundrapike",)),
