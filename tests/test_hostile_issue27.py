@@ -182,6 +182,32 @@ def test_a_hosts_session_is_every_one_of_its_conversations_each_answering_its_ow
     assert shown("claude-code", said + timedelta(hours=1)) == every
 
 
+def test_a_hosts_compaction_in_the_middle_of_a_turn_keeps_the_prompt_from_its_own_model(
+    home: Home, index: Index, tmp_path: Path
+) -> None:
+    # Claude Code and Codex compact their context when it fills, in the middle of a turn of
+    # tool calls; the model goes on answering the prompt, and recalls as the host's session.
+    asked = "Where is the kayak moored this winter?"
+    c = Claude()
+    work = c.tool("Bash", {"command": "ls"}, "shed.txt", 2)
+    write(cc_path(tmp_path / "claude"), [c.prompt(asked, 1), *work, *c.compaction("kayak", 3)])
+    x = Codex()
+    rollout = [x.meta(), *x.prompt(f"{asked} (codex)", 1), *x.compaction("kayak", 3)]
+    write(codex_path(tmp_path / "codex"), rollout)
+    for host, folder in zip(HOSTS, (tmp_path / "claude", tmp_path / "codex"), strict=True):
+        connect(home, host, folder)
+    catch_up(index, home.sessions, NAMES)
+    said = datetime.fromisoformat(at(11))
+
+    def shown(session: str | None) -> set[str]:
+        found = local(index, "kayak moored winter", 10, session, said, home.recalls)
+        return {hit.item.text for hit in found.hits}
+
+    assert shown(None) == {asked, f"{asked} (codex)"}
+    assert shown("claude-code") == {f"{asked} (codex)"}
+    assert shown("codex") == {asked}
+
+
 # --- time words -----------------------------------------------------------------------------
 
 

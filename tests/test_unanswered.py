@@ -80,21 +80,34 @@ def test_its_own_session_sees_it_once_the_configured_time_has_passed(waiting: In
     assert "where did I moor the kayak" in answer.text
 
 
-@pytest.mark.parametrize(
-    "later",
-    [
-        [asked("and the paddle?", "2026-10-01T12:01:00Z")],
-        [{"type": "compaction", "summary": "the owner asked about the kayak"}],
-    ],
-    ids=["a later user record", "a compaction"],
-)
-def test_its_own_session_sees_it_once_a_later_record_ends_the_turn(
-    home: Home, waiting: Index, later: list[dict[str, Any]]
+def test_its_own_session_sees_it_once_a_later_user_record_ends_the_turn(
+    home: Home, waiting: Index
 ) -> None:
-    epoch = 1 if later[0]["type"] == "compaction" else 0
-    write_log(home, "s1", later, epoch=epoch)
+    write_log(home, "s1", [asked("and the paddle?", "2026-10-01T12:01:00Z")])
     catch_up(waiting, home.sessions, NAMES)
     assert keys(waiting, "kayak", "s1") == ["s1:2:user", "s1:1:reply"]
+
+
+@pytest.mark.parametrize("read_apart", [True, False], ids=["read apart", "read at once"])
+def test_a_compaction_in_the_turn_keeps_it_the_one_being_answered_until_its_final(
+    home: Home, index: Index, read_apart: bool
+) -> None:
+    # A host compacts its context in the middle of a turn (Claude Code's auto-compaction): the
+    # loop goes on with the turn in the next epoch, and its model would be shown its question.
+    write_log(home, "s1", [*turn("hello", "hi", at=AT), asked("where did I moor the kayak")])
+    if read_apart:
+        catch_up(index, home.sessions, NAMES)
+    summary = {"type": "compaction", "summary": "the owner asked about the kayak", "at": AT}
+    write_log(home, "s1", [summary], epoch=1)
+    catch_up(index, home.sessions, NAMES)
+    assert keys(index, "kayak", "s2") == ["s1:2:user", "s1:1:reply"]
+    assert keys(index, "kayak", "s1") == []
+    then = SAID + timedelta(seconds=UNANSWERED_AFTER_S)
+    assert keys(index, "kayak", "s1", then) == ["s1:2:user", "s1:1:reply"]
+    write_log(home, "s1", [{"type": "final", "text": "by the old pier", "at": AT}], epoch=1)
+    catch_up(index, home.sessions, NAMES)
+    shown = keys(index, "moor kayak", "s1")
+    assert shown[0] == "s1:2:user" and "s1:2:reply" in shown
 
 
 def test_the_agents_own_work_on_the_turn_keeps_it_the_one_being_answered(

@@ -35,7 +35,8 @@ class Turn:
     epoch followed it). Its `final` may still come, and then only the reply is new."""
     answering: bool = False
     """Whether the turn is the one being answered: given while it waited for its reply, and
-    nothing but the agent's own work on it has followed (no compaction, no later epoch)."""
+    nothing but the agent's own work on it has followed (a compaction or a later epoch is: the
+    loop goes on with the turn there)."""
     reply_speaker: str | None = None
     """Who said the reply, when its `final` names a `speaker` (a loop relaying between people):
     the agent otherwise."""
@@ -153,19 +154,24 @@ class Progress:
         return [pending] if pending is not None and not pending.given else []
 
     def new_epoch(self) -> list[Turn]:
-        """A compaction or a later epoch: the turn waiting for its `final` is over, no longer
-        the one being answered, so its user's text is given (once: not when given already);
-        a `final` that still comes before the next `user` gives the reply."""
+        """A compaction or a later epoch: the loop goes on with the turn waiting for its
+        `final` there, so its user's text is given (once: not when given already) and the turn
+        stays the one being answered; a `final` that still comes before the next `user` gives
+        the reply."""
         pending = self.pending
         if pending is None:
             return []
-        self.pending = replace(pending, given=True, answering=False)
+        # A host compacts its context in the middle of a turn (Claude Code's auto-compaction,
+        # Codex's): its model, still answering, would be shown its own question.
+        answering = pending.answering or not pending.given
+        self.pending = replace(pending, given=True, answering=answering)
         return [] if pending.given else [pending]
 
     def unanswered(self) -> list[Turn]:
         """The turn waiting for its `final`, given now (once) so that the user's words are
         recallable as soon as they are read: it stays the one being answered (`answering`)
-        until its reply, a later `user`, a compaction or a later epoch follows."""
+        until its reply or a later `user` follows (a compaction or a later epoch does not end
+        it)."""
         pending = self.pending
         if pending is None or pending.given:
             return []
