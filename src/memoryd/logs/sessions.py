@@ -35,8 +35,8 @@ class Turn:
     epoch followed it). Its `final` may still come, and then only the reply is new."""
     answering: bool = False
     """Whether the turn is the one being answered: given while it waited for its reply, and
-    nothing but the agent's own work on it has followed (a compaction or a later epoch is: the
-    loop goes on with the turn there)."""
+    nothing but the agent's own work on it has followed (a compaction is: the loop goes on
+    with the turn after it; a later epoch begun otherwise is not)."""
     reply_speaker: str | None = None
     """Who said the reply, when its `final` names a `speaker` (a loop relaying between people):
     the agent otherwise."""
@@ -132,7 +132,7 @@ class Progress:
                     )
                     self.pending = None
             case Kind.COMPACTION:
-                closed.extend(self.new_epoch())
+                closed.extend(self.compacted())
             case Kind.FORGOTTEN:
                 closed.extend(self._forgotten(role(record)))
             case Kind.ASSISTANT | Kind.TOOL_CALL | Kind.TOOL_RESULT:
@@ -154,24 +154,31 @@ class Progress:
         return [pending] if pending is not None and not pending.given else []
 
     def new_epoch(self) -> list[Turn]:
-        """A compaction or a later epoch: the loop goes on with the turn waiting for its
-        `final` there, so its user's text is given (once: not when given already) and the turn
-        stays the one being answered; a `final` that still comes before the next `user` gives
-        the reply."""
+        """A later epoch: the turn waiting for its `final` is no longer the one being answered
+        (a loop that starts an epoch other than by a compaction was started again), so its
+        user's text is given (once: not when given already); a `final` that still comes
+        before the next `user` gives the reply."""
+        return self._given(answering=False)
+
+    def compacted(self) -> list[Turn]:
+        """A compaction: the loop goes on with the turn waiting for its `final` (after it, or
+        in the epoch it starts), so its user's text is given (once) and the turn is the one
+        being answered: a host compacts its context in the middle of a turn (Claude Code's
+        auto-compaction, Codex's), and its model would be shown its own question."""
+        return self._given(answering=True)
+
+    def _given(self, answering: bool) -> list[Turn]:
         pending = self.pending
         if pending is None:
             return []
-        # A host compacts its context in the middle of a turn (Claude Code's auto-compaction,
-        # Codex's): its model, still answering, would be shown its own question.
-        answering = pending.answering or not pending.given
         self.pending = replace(pending, given=True, answering=answering)
         return [] if pending.given else [pending]
 
     def unanswered(self) -> list[Turn]:
         """The turn waiting for its `final`, given now (once) so that the user's words are
         recallable as soon as they are read: it stays the one being answered (`answering`)
-        until its reply or a later `user` follows (a compaction or a later epoch does not end
-        it)."""
+        until its reply, a later `user` or a later epoch begun otherwise than by a compaction
+        follows."""
         pending = self.pending
         if pending is None or pending.given:
             return []
