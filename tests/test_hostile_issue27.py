@@ -189,12 +189,15 @@ def test_a_hosts_compaction_in_the_middle_of_a_turn_keeps_the_prompt_from_its_ow
     # tool calls; the model goes on answering the prompt, and recalls as the host's session.
     asked = "Where is the kayak moored this winter?"
     c = Claude()
-    work = c.tool("Bash", {"command": "ls"}, "shed.txt", 2)
-    write(cc_path(tmp_path / "claude"), [c.prompt(asked, 1), *work, *c.compaction("kayak", 3)])
+    before = [c.reply("Let me look in the shed.", 2, stop="tool_use")]
+    before += c.tool("Bash", {"command": "ls"}, "shed.txt", 2)
+    claude = [c.prompt(asked, 1), *before, *c.compaction("kayak", 3)]
+    write(cc_path(tmp_path / "claude"), [*claude, c.reply("Not in the shed.", 4, stop=None)])
     x = Codex()
-    rollout = [x.meta(), *x.prompt(f"{asked} (codex)", 1), *x.compaction("kayak", 3)]
-    write(codex_path(tmp_path / "codex"), rollout)
-    for host, folder in zip(HOSTS, (tmp_path / "claude", tmp_path / "codex"), strict=True):
+    codex = [x.meta(), *x.prompt(f"{asked} (codex)", 1), *x.reply("Looking.", 2, last=False)]
+    write(codex_path(tmp_path / "codex"), [*codex, *x.compaction("kayak", 3)])
+    folders = (tmp_path / "claude", tmp_path / "codex")
+    for host, folder in zip(HOSTS, folders, strict=True):
         connect(home, host, folder)
     catch_up(index, home.sessions, NAMES)
     said = datetime.fromisoformat(at(11))
@@ -206,6 +209,23 @@ def test_a_hosts_compaction_in_the_middle_of_a_turn_keeps_the_prompt_from_its_ow
     assert shown(None) == {asked, f"{asked} (codex)"}
     assert shown("claude-code") == {f"{asked} (codex)"}
     assert shown("codex") == {asked}
+    # The turn ends after the compaction: its reply is what the model said last, in the
+    # epoch the compaction began, and the prompt is its own model's to recall.
+    write(cc_path(tmp_path / "claude"), [c.reply("On the trailer by the gate.", 5)])
+    connect(home, HOSTS[0], folders[0])
+    catch_up(index, home.sessions, NAMES)
+    (conversation,) = {s for s in index.log_states() if s.startswith("claude-code-")}
+    records = [
+        json.loads(line)
+        for n in (0, 1)
+        for line in (home.sessions / conversation / f"{n}.jsonl").read_text().splitlines()
+    ]
+    assert [r["type"] for r in records if r["type"] in ("final", "compaction")] == [
+        "compaction",
+        "final",
+    ]
+    assert records[-1]["text"] == "On the trailer by the gate."
+    assert asked in shown("claude-code")
 
 
 # --- time words -----------------------------------------------------------------------------

@@ -272,7 +272,9 @@ class Fold:
             case TurnOver(at, text, told) if not self.aside:
                 return self._end(told, text, at, now)
             case Compacted(summary, at):
-                found = self._reply()
+                # A host compacts in the middle of a turn too (Claude Code's auto-compaction):
+                # the turn goes on after it, its text so far an `assistant` record.
+                found = self._flush("assistant")
                 if not self.started:
                     found.append((0, {"type": "session", "channel": self.host}))
                     self.started = True
