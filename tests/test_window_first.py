@@ -177,6 +177,22 @@ def test_the_index_keeps_turns_counted_by_day_as_items_come_and_go(home: Home) -
     assert _said(index) == {} and glance.history(index).bars == []
 
 
+def test_every_turn_is_counted_in_a_bar_where_sqlites_calendar_misdates_a_day(
+    home: Home,
+) -> None:
+    # SQLite groups 0300-03-01 with February, which has no turn: its group and March's start
+    # one bar, and both are counted.
+    write_log(home, "a", turn("one", "r", "0300-03-01T08:00:00Z"))
+    write_log(home, "b", turn("two", "r", "0300-03-05T08:00:00Z"))
+    write_log(home, "c", turn("three", "r", "2026-12-20T08:00:00Z"))
+    index = Service.open(home).indexes.index
+    found = glance.history(index)
+    assert found.unit is Unit.MONTH
+    by_start = {bar.start: (bar.conversations, bar.turns) for bar in found.bars}
+    assert by_start[SQLITE_MISDATED] == (2, 2)
+    assert sum(bar.turns for bar in found.bars) == 3
+
+
 def test_the_migration_counts_the_items_an_index_held_before_it(
     home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:

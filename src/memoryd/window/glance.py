@@ -95,10 +95,12 @@ def _history(index: Index) -> History:
     rows = index.conn.execute(
         f"SELECT min(day), count(DISTINCT session), sum(turns) FROM turn_days GROUP BY {_BAR[unit]}"
     ).fetchall()
-    counted = {
-        start_of(day_of(day), unit): (int(conversations), int(turns))
-        for day, conversations, turns in rows
-    }
+    counted: dict[date, tuple[int, int]] = {}
+    for day, conversations, turns in rows:
+        # Two groups may start one bar: SQLite's calendar dates 0300-03-01 in February.
+        start = start_of(day_of(day), unit)
+        before = counted.get(start, (0, 0))
+        counted[start] = (before[0] + int(conversations), before[1] + int(turns))
     return History(unit, filled(counted, unit))
 
 
