@@ -439,3 +439,17 @@ def test_a_long_line_shaped_to_make_a_tag_parser_backtrack_is_read_in_one_pass(
     line = Codex.line("event_msg", 1, {"type": "user_message", "message": text})
     events += codex.events(line)
     assert all(isinstance(e, (Prompt, Result)) for e in events)
+
+
+def test_a_command_typed_after_a_turn_no_marker_ended_ends_it_with_its_reply() -> None:
+    # A version that writes no line ending a turn (`claude -p`, every `stop_reason` null): the
+    # person's next command ends it, as their next prompt does.
+    c = Claude()
+    command = "<command-name>/model</command-name>\n<command-args>opus</command-args>"
+    lines = [c.prompt("Paint the hull", 1), c.reply("Blue it is.", 2, stop=None)]
+    records = folded([*lines, user_line([command], False)])
+    assert [(r["type"], r.get("text")) for r in records[:3]] == [
+        ("session", None),
+        ("user", "Paint the hull"),
+        ("final", "Blue it is."),
+    ]
