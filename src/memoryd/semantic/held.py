@@ -107,16 +107,15 @@ class Snapshot:
     def similarity(self, query: npt.NDArray[np.float32], ids: list[int]) -> dict[int, float]:
         """The cosine similarity to `query` of each of the items `ids` that has a vector."""
         wanted = np.asarray(ids, dtype=np.int64)
-        found: dict[int, float] = {}
-        for block in self.blocks:
-            rows = np.nonzero(np.isin(block.ids, wanted))[0]
-            if len(rows):
-                scores = _scores(block.vectors[rows], query)
-                found.update(zip(block.ids[rows].tolist(), scores.tolist(), strict=True))
+        held = [(b.ids, b.vectors, np.nonzero(np.isin(b.ids, wanted))[0]) for b in self.blocks]
         if self.partition is not None and len(wanted):
-            rows = self.partition.found(wanted)
-            scores = _scores(self.partition.vectors[rows], query)
-            found.update(zip(self.partition.ids[rows].tolist(), scores.tolist(), strict=True))
+            p = self.partition
+            held.append((p.ids, p.vectors, p.found(wanted)))
+        found: dict[int, float] = {}
+        for row_ids, vectors, rows in held:
+            if len(rows):
+                scores = _scores(vectors[rows], query)
+                found.update(zip(row_ids[rows].tolist(), scores.tolist(), strict=True))
         return found
 
 
