@@ -176,10 +176,9 @@ def _search(
     items, tokens_held = index.counts()
     documents = index.documents(query.words(query.stems))
     average = tokens_held / items if items else 0.0
-    idf_of = {
-        s: idf(documents[query.forms[s][0]], items) * (1.0 if s in query.content else FUNCTION)
-        for s in query.stems
-    }
+    # FTS5's weights (`plain`), and the search's: a function word weighing `FUNCTION` of its own.
+    plain = {s: idf(documents[query.forms[s][0]], items) for s in query.stems}
+    idf_of = {s: w * (1.0 if s in query.content else FUNCTION) for s, w in plain.items()}
     depth = max(k, DEPTH)
     # Each text is counted once, for every stem, whichever part or ranking asks first.
     tallies = Tallies(query.sought, query.forms)
@@ -217,7 +216,6 @@ def _search(
         # there), read here or by FTS5: found with function words weighing less here, which
         # items a query was shown depended on how many held its words.
         everything = query.words(query.stems)
-        plain = {s: idf(documents[query.forms[s][0]], items) for s in query.stems}
         candidates = _every(
             index, everything, Weights(plain, average, tallies), documents, depth, costs, classes
         )
