@@ -46,7 +46,7 @@ from memoryd.serve.service import Service
 from memoryd.text import time_rules
 from memoryd.text import times as time_text
 from memoryd.text.time_words import LEAD
-from test_connect import cc_path, codex_path, connect
+from test_connect import cc_path, codex_path, connect, log
 from test_hostile import (
     FORGES,
     HEADER,
@@ -215,11 +215,7 @@ def test_a_hosts_compaction_in_the_middle_of_a_turn_keeps_the_prompt_from_its_ow
     connect(home, HOSTS[0], folders[0])
     catch_up(index, home.sessions, NAMES)
     (conversation,) = {s for s in index.log_states() if s.startswith("claude-code-")}
-    records = [
-        json.loads(line)
-        for n in (0, 1)
-        for line in (home.sessions / conversation / f"{n}.jsonl").read_text().splitlines()
-    ]
+    records = log(home, conversation) + log(home, conversation, 1)
     assert [r["type"] for r in records if r["type"] in ("final", "compaction")] == [
         "compaction",
         "final",
